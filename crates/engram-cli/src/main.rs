@@ -1,0 +1,5 @@
+//! `engram`: parse arguments, call one engine operation, render its result.
+
+fn main() {
+    println!("engram {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,167 @@
+//! [`Engine`]: the one entry point the CLI and the desktop shell both hold. It is cheap to clone
+//! and `Send + Sync`; operations live in `impl Engine` blocks next to the module that owns their
+//! logic (paths, scan, index, …), so this file only carries the shared context.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
+use crate::environment::Environment;
+
+#[derive(Clone, Debug)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    env: Environment,
+    clock: Arc<dyn Clock>,
+    claude_home: Option<PathBuf>,
+    engram_home: Option<PathBuf>,
+}
+
+impl Engine {
+    /// An engine reading the real process environment and clock.
+    pub fn from_process() -> Engine {
+        EngineBuilder::new(Environment::from_process()).build()
+    }
+
+    pub fn builder(env: Environment) -> EngineBuilder {
+        EngineBuilder::new(env)
+    }
+
+    pub fn env(&self) -> &Environment {
+        &self.inner.env
+    }
+
+    pub fn clock(&self) -> &dyn Clock {
+        self.inner.clock.as_ref()
+    }
+
+    /// Claude Code's config home: the explicit override given to the builder (`--claude-dir`),
+    /// else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_home(&self) -> PathBuf {
+        if let Some(dir) = &self.inner.claude_home {
+            return dir.clone();
+        }
+        if let Some(dir) = self.env().get("CLAUDE_CONFIG_DIR") {
+            return PathBuf::from(dir);
+        }
+        self.env()
+            .home_dir()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join(".claude")
+    }
+
+    /// Engram's own data dir (history, staging, config): `$ENGRAM_HOME`, else
+    /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram`. Never inside a memory dir.
+    pub fn engram_home(&self) -> PathBuf {
+        if let Some(dir) = &self.inner.engram_home {
+            return dir.clone();
+        }
+        if let Some(dir) = self.env().get("ENGRAM_HOME") {
+            return PathBuf::from(dir);
+        }
+        if let Some(dir) = self.env().get("XDG_DATA_HOME") {
+            return Path::new(dir).join("engram");
+        }
+        self.env()
+            .home_dir()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join(".local/share/engram")
+    }
+}
+
+pub struct EngineBuilder {
+    env: Environment,
+    clock: Arc<dyn Clock>,
+    claude_home: Option<PathBuf>,
+    engram_home: Option<PathBuf>,
+}
+
+impl EngineBuilder {
+    pub fn new(env: Environment) -> Self {
+        EngineBuilder {
+            env,
+            clock: Arc::new(SystemClock),
+            claude_home: None,
+            engram_home: None,
+        }
+    }
+
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Overrides the Claude config home (the CLI's `--claude-dir`).
+    pub fn claude_home(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.claude_home = Some(dir.into());
+        self
+    }
+
+    /// Overrides Engram's data dir.
+    pub fn engram_home(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.engram_home = Some(dir.into());
+        self
+    }
+
+    pub fn build(self) -> Engine {
+        Engine {
+            inner: Arc::new(Inner {
+                env: self.env,
+                clock: self.clock,
+                claude_home: self.claude_home,
+                engram_home: self.engram_home,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_home_prefers_override_then_env_then_home() {
+        let env = Environment::empty().with("HOME", "/home/u");
+        assert_eq!(
+            Engine::builder(env.clone()).build().claude_home(),
+            PathBuf::from("/home/u/.claude")
+        );
+        let env = env.with("CLAUDE_CONFIG_DIR", "/cfg");
+        assert_eq!(
+            Engine::builder(env.clone()).build().claude_home(),
+            PathBuf::from("/cfg")
+        );
+        assert_eq!(
+            Engine::builder(env)
+                .claude_home("/flag")
+                .build()
+                .claude_home(),
+            PathBuf::from("/flag")
+        );
+    }
+
+    #[test]
+    fn engram_home_is_never_derived_from_claude_home() {
+        let env = Environment::empty()
+            .with("HOME", "/home/u")
+            .with("CLAUDE_CONFIG_DIR", "/cfg");
+        assert_eq!(
+            Engine::builder(env.clone()).build().engram_home(),
+            PathBuf::from("/home/u/.local/share/engram")
+        );
+        let env = env.with("XDG_DATA_HOME", "/xdg");
+        assert_eq!(
+            Engine::builder(env.clone()).build().engram_home(),
+            PathBuf::from("/xdg/engram")
+        );
+        let env = env.with("ENGRAM_HOME", "/eh");
+        assert_eq!(
+            Engine::builder(env).build().engram_home(),
+            PathBuf::from("/eh")
+        );
+    }
+}

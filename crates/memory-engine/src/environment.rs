@@ -1,0 +1,52 @@
+//! A snapshot of the process environment the engine reads (`CLAUDE_CONFIG_DIR`, `HOME`, …).
+//! The engine never calls `std::env::var` itself: tests build an [`Environment`] by hand, so they
+//! can run in parallel without mutating the process's environment.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    vars: BTreeMap<String, String>,
+}
+
+impl Environment {
+    /// Every variable of the running process that is valid Unicode.
+    pub fn from_process() -> Self {
+        Environment {
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    /// An empty environment: nothing set, not even `HOME`.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Returns a copy with `key` set to `value`.
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(key.into(), value.into());
+        self
+    }
+
+    /// Returns a copy without `key`.
+    pub fn without(mut self, key: &str) -> Self {
+        self.vars.remove(key);
+        self
+    }
+
+    /// The variable's value, treating an empty value as unset (as Claude Code does).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The user's home directory (`HOME`, else `USERPROFILE`).
+    pub fn home_dir(&self) -> Option<PathBuf> {
+        self.get("HOME")
+            .or_else(|| self.get("USERPROFILE"))
+            .map(PathBuf::from)
+    }
+}
