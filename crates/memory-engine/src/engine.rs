@@ -19,12 +19,18 @@ struct Inner {
     clock: Arc<dyn Clock>,
     claude_home: Option<PathBuf>,
     engram_home: Option<PathBuf>,
+    managed_settings: Option<PathBuf>,
+    /// Engram's own recent writes, so the file watcher can tell them from external changes.
+    own_writes: crate::watch::EchoRegistry,
 }
 
 impl Engine {
-    /// An engine reading the real process environment and clock.
+    /// An engine reading the real process environment and clock, and the platform's managed
+    /// (policy) settings file.
     pub fn from_process() -> Engine {
-        EngineBuilder::new(Environment::from_process()).build()
+        EngineBuilder::new(Environment::from_process())
+            .managed_settings(crate::settings::default_managed_settings_path())
+            .build()
     }
 
     pub fn builder(env: Environment) -> EngineBuilder {
@@ -40,18 +46,29 @@ impl Engine {
     }
 
     /// Claude Code's config home: the explicit override given to the builder (`--claude-dir`),
-    /// else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    /// else `$CLAUDE_CONFIG_DIR`, else `~/.claude`; in Unicode NFC, as Claude Code normalises it.
     pub fn claude_home(&self) -> PathBuf {
-        if let Some(dir) = &self.inner.claude_home {
-            return dir.clone();
-        }
-        if let Some(dir) = self.env().get("CLAUDE_CONFIG_DIR") {
-            return PathBuf::from(dir);
-        }
-        self.env()
-            .home_dir()
-            .unwrap_or_else(|| PathBuf::from("/"))
-            .join(".claude")
+        let dir = if let Some(dir) = &self.inner.claude_home {
+            dir.clone()
+        } else if let Some(dir) = self.env().get("CLAUDE_CONFIG_DIR") {
+            PathBuf::from(dir)
+        } else {
+            self.env()
+                .home_dir()
+                .unwrap_or_else(|| PathBuf::from("/"))
+                .join(".claude")
+        };
+        crate::paths::nfc_path(&dir)
+    }
+
+    /// The managed (policy) settings file, when this engine reads one. Engines built by hand
+    /// (tests) read none unless given one, so a machine's real policy never leaks into a test.
+    pub fn managed_settings(&self) -> Option<&Path> {
+        self.inner.managed_settings.as_deref()
+    }
+
+    pub(crate) fn echo_registry(&self) -> &crate::watch::EchoRegistry {
+        &self.inner.own_writes
     }
 
     /// Engram's own data dir (history, staging, config): `$ENGRAM_HOME`, else
@@ -78,6 +95,7 @@ pub struct EngineBuilder {
     clock: Arc<dyn Clock>,
     claude_home: Option<PathBuf>,
     engram_home: Option<PathBuf>,
+    managed_settings: Option<PathBuf>,
 }
 
 impl EngineBuilder {
@@ -87,6 +105,7 @@ impl EngineBuilder {
             clock: Arc::new(SystemClock),
             claude_home: None,
             engram_home: None,
+            managed_settings: None,
         }
     }
 
@@ -107,6 +126,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Reads Claude Code's managed (policy) settings from `path`
+    /// ([`crate::settings::default_managed_settings_path`] for the real one).
+    pub fn managed_settings(mut self, path: impl Into<PathBuf>) -> Self {
+        self.managed_settings = Some(path.into());
+        self
+    }
+
     pub fn build(self) -> Engine {
         Engine {
             inner: Arc::new(Inner {
@@ -114,6 +140,8 @@ impl EngineBuilder {
                 clock: self.clock,
                 claude_home: self.claude_home,
                 engram_home: self.engram_home,
+                managed_settings: self.managed_settings,
+                own_writes: crate::watch::EchoRegistry::default(),
             }),
         }
     }

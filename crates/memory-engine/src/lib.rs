@@ -3,13 +3,62 @@
 //! else parses frontmatter, writes memory files or talks to a model. This crate never depends on
 //! Tauri.
 
+pub mod agent;
+pub mod bm25;
+pub mod changeset;
 pub mod clock;
+pub mod config;
+pub mod demo;
 pub mod disk;
+pub mod editor;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod fix;
+pub mod frontmatter;
+pub mod history;
+pub mod hooks;
+pub mod index;
+pub mod json_edit;
+pub mod lint;
+pub mod llm;
+pub mod logs;
+pub mod memdir;
+pub mod memory_type;
+pub mod paths;
+pub mod projects;
+pub mod recall;
+pub mod render;
+pub mod scan;
+pub mod search;
+pub mod secrets;
+pub mod settings;
+pub mod staleness;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
+pub mod watch;
 
+pub use changeset::{
+    Actor, AppliedChange, ApplyReport, ApplyStatus, ChangeKind, ChangeSet, ConflictDetails,
+    FileChange,
+};
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use editor::{ConflictResolution, EditOutcome, MemoryForm};
 pub use engine::{Engine, EngineBuilder};
 pub use environment::Environment;
 pub use error::{Error, ErrorKind, Result};
+pub use fix::{FixPlan, FixTarget, SkippedFix};
+pub use history::{Version, VersionChange};
+pub use index::{IndexEntry, LoadedIndex};
+pub use lint::{Finding, LintReport, Severity};
+pub use memdir::{
+    ForgetOutcome, Memory, MemoryDir, RememberAction, RememberOutcome, RememberRequest,
+};
+pub use memory_type::MemoryType;
+pub use paths::{MemoryDirResolution, MemoryDirSource};
+pub use projects::{LintCounts, ProjectSummary};
+pub use scan::MemoryHeader;
+pub use search::{SearchHit, SearchOptions};
+pub use secrets::SecretMatch;
+pub use staleness::iso_time;
+pub use watch::{MemoryDirEvent, MemoryDirEventKind, MemoryDirWatch, WatchOptions};

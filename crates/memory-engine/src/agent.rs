@@ -1,0 +1,1248 @@
+//! A confined agent loop, for the jobs that let a model work on a memory dir (extraction,
+//! dreams): the model gets Engram's native tools only — `list`, `read`, `grep`, `glob`, `write`,
+//! `edit`, `delete` — and every path is checked against one root before anything is touched.
+//!
+//! Contract:
+//! - A path is accepted only if it is relative to the root (or absolute and lexically inside it),
+//!   has no `..`, NUL or backslash, and — symlinks followed — its deepest existing ancestor lies
+//!   inside the real root ([`confined_path`]). Walks (`list`, `grep`, `glob`) never descend into
+//!   symlinked directories and skip symlinked files that lead outside.
+//! - A call with a path outside the root, or to any tool not in [`TOOL_NAMES`], is *denied*: it
+//!   is never executed, and the model receives a `tool_result` with `is_error` saying why.
+//! - `write`, `edit` and `delete` are staged in a [`ChangeSet`]; nothing reaches the disk. Reads
+//!   see staged content ([`ChangeSet::read`]), so the model can read what it just wrote. The
+//!   caller reviews the set and applies it with [`Engine::apply_change_set`].
+//! - At most `max_turns` model calls. Every model reply and every tool call is reported as an
+//!   [`AgentEvent`] through the caller's callback, denied calls included.
+//! - The loop checks its [`CancellationToken`] before every turn and races it against every model
+//!   call; a cancelled run returns [`Error::Cancelled`] and its staged changes are dropped.
+//!
+//! [`Engine::apply_change_set`]: crate::Engine::apply_change_set
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::changeset::{confined_path, ChangeSet};
+use crate::error::{Error, Result};
+use crate::llm::{clip, Client, ContentBlock, Message, Request, Role, ToolSpec, Usage};
+use crate::paths::normalize_lexically;
+
+/// The only tools a confined agent has.
+pub const TOOL_NAMES: [&str; 7] = ["list", "read", "grep", "glob", "write", "edit", "delete"];
+/// Lines `read` returns at most by default.
+const READ_DEFAULT_LINES: usize = 2000;
+/// Matches `grep` returns at most.
+const GREP_MAX_MATCHES: usize = 200;
+/// Characters of tool output sent back to the model, at most.
+const OUTPUT_MAX_CHARS: usize = 100_000;
+/// Characters of tool output copied into an event.
+const EVENT_OUTPUT_CHARS: usize = 2_000;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentOptions {
+    /// The job's instructions; a preamble describing the tools and the root is put before it.
+    pub system: String,
+    /// The first user message.
+    pub task: String,
+    /// Model calls at most.
+    pub max_turns: usize,
+    /// Output tokens per model call.
+    pub max_tokens: u32,
+    /// Recorded as the reason of every staged change (e.g. `extract`).
+    pub reason: String,
+}
+
+/// Whether a tool call was executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolDecision {
+    /// Executed (it may still have failed: see `is_error`).
+    Allowed,
+    /// Refused without executing: outside the root, or not a tool the agent has.
+    Denied,
+}
+
+/// One tool call, as reported to the caller.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallEvent {
+    pub turn: usize,
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    pub decision: ToolDecision,
+    /// The file or directory the call resolved to, relative to the root (allowed calls).
+    pub path: Option<String>,
+    /// What the model was told (clipped).
+    pub output: String,
+    pub is_error: bool,
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FinishReason {
+    /// The model answered without calling a tool.
+    Done,
+    /// The turn budget ran out while the model still wanted tools.
+    MaxTurns,
+}
+
+/// Progress of a run, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum AgentEvent {
+    TurnStarted {
+        turn: usize,
+    },
+    ModelReplied {
+        turn: usize,
+        text: String,
+        tool_calls: usize,
+        usage: Usage,
+    },
+    ToolCall(ToolCallEvent),
+    Finished {
+        turns: usize,
+        reason: FinishReason,
+        usage: Usage,
+    },
+}
+
+/// What a run produced. Nothing of it is on disk.
+#[derive(Debug, Clone)]
+pub struct AgentOutcome {
+    pub changes: ChangeSet,
+    pub turns: usize,
+    pub finish: FinishReason,
+    /// The model's last text.
+    pub final_text: String,
+    pub usage: Usage,
+    pub tool_calls: usize,
+    pub denied: usize,
+}
+
+/// Runs the loop over `root` until the model stops calling tools, the turns run out, or `cancel`
+/// fires.
+pub async fn run_agent(
+    client: &dyn Client,
+    root: &Path,
+    options: &AgentOptions,
+    cancel: &CancellationToken,
+    mut on_event: impl FnMut(AgentEvent) + Send,
+) -> Result<AgentOutcome> {
+    let mut workspace = Workspace::new(root, &options.reason);
+    let mut request = Request::new(options.max_tokens);
+    request.system = Some(format!("{}\n\n{}", preamble(root), options.system));
+    request.tools = tool_specs();
+    request.messages.push(Message::user(options.task.clone()));
+    let mut usage = Usage::default();
+    let mut turns = 0;
+    let mut final_text = String::new();
+    let mut finish = FinishReason::MaxTurns;
+    let (mut tool_calls, mut denied) = (0, 0);
+    while turns < options.max_turns {
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        turns += 1;
+        on_event(AgentEvent::TurnStarted { turn: turns });
+        let response = client.complete(&request, cancel).await?;
+        usage += response.usage;
+        let calls: Vec<(String, String, Value)> = response
+            .tool_uses()
+            .into_iter()
+            .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
+            .collect();
+        final_text = response.text();
+        on_event(AgentEvent::ModelReplied {
+            turn: turns,
+            text: final_text.clone(),
+            tool_calls: calls.len(),
+            usage: response.usage,
+        });
+        request.messages.push(Message::assistant(response.content));
+        if calls.is_empty() {
+            finish = FinishReason::Done;
+            break;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, name, input) in calls {
+            let outcome = workspace.run(&name, &input);
+            tool_calls += 1;
+            if outcome.decision == ToolDecision::Denied {
+                denied += 1;
+            }
+            on_event(AgentEvent::ToolCall(ToolCallEvent {
+                turn: turns,
+                id: id.clone(),
+                name,
+                input,
+                decision: outcome.decision,
+                path: outcome.path,
+                output: clip(&outcome.output, EVENT_OUTPUT_CHARS),
+                is_error: outcome.is_error,
+            }));
+            results.push(ContentBlock::ToolResult {
+                tool_use_id: id,
+                content: clip(&outcome.output, OUTPUT_MAX_CHARS),
+                is_error: outcome.is_error,
+            });
+        }
+        request.messages.push(Message {
+            role: Role::User,
+            content: results,
+        });
+    }
+    on_event(AgentEvent::Finished {
+        turns,
+        reason: finish,
+        usage,
+    });
+    Ok(AgentOutcome {
+        changes: workspace.set,
+        turns,
+        finish,
+        final_text,
+        usage,
+        tool_calls,
+        denied,
+    })
+}
+
+fn preamble(root: &Path) -> String {
+    format!(
+        "You work on the files of one directory, {root}, through these tools only: list, read, \
+         grep, glob, write, edit, delete. Give paths relative to that directory. Anything outside \
+         it is refused. Writes, edits and deletes are staged for the user's review, not applied \
+         immediately; reads see the staged content.",
+        root = root.display()
+    )
+}
+
+/// The tools' definitions, as the model sees them.
+pub fn tool_specs() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, schema: Value| ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: schema,
+    };
+    let path = json!({"type": "string", "description": "Path relative to the directory"});
+    vec![
+        spec(
+            "list",
+            "List the entries of a directory (default: the root). Directories end in `/`.",
+            json!({"type": "object", "properties": {"path": path}}),
+        ),
+        spec(
+            "read",
+            "Read a text file. Optional 1-based `offset` line and `limit` lines.",
+            json!({"type": "object", "properties": {
+                "path": path, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
+                "required": ["path"]}),
+        ),
+        spec(
+            "grep",
+            "Search file contents with a regular expression; prints `file:line: text`. Optional \
+             `path` (a file or directory) and `glob` (e.g. `**/*.md`) narrow the search.",
+            json!({"type": "object", "properties": {
+                "pattern": {"type": "string"}, "path": path, "glob": {"type": "string"},
+                "case_insensitive": {"type": "boolean"}},
+                "required": ["pattern"]}),
+        ),
+        spec(
+            "glob",
+            "List files whose path matches a glob: `*` within a name, `**` across directories, \
+             `?` one character.",
+            json!({"type": "object", "properties": {"pattern": {"type": "string"}},
+                "required": ["pattern"]}),
+        ),
+        spec(
+            "write",
+            "Create or replace a file with `content`.",
+            json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}},
+                "required": ["path", "content"]}),
+        ),
+        spec(
+            "edit",
+            "Replace `old_string` with `new_string` in a file. `old_string` must occur exactly \
+             once unless `replace_all` is true.",
+            json!({"type": "object", "properties": {
+                "path": path, "old_string": {"type": "string"}, "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean"}},
+                "required": ["path", "old_string", "new_string"]}),
+        ),
+        spec(
+            "delete",
+            "Delete a file.",
+            json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
+        ),
+    ]
+}
+
+/// What one tool call did.
+struct ToolOutcome {
+    decision: ToolDecision,
+    path: Option<String>,
+    output: String,
+    is_error: bool,
+}
+
+impl ToolOutcome {
+    fn ok(path: Option<String>, output: String) -> ToolOutcome {
+        ToolOutcome {
+            decision: ToolDecision::Allowed,
+            path,
+            output,
+            is_error: false,
+        }
+    }
+
+    fn error(path: Option<String>, output: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            decision: ToolDecision::Allowed,
+            path,
+            output: output.into(),
+            is_error: true,
+        }
+    }
+
+    fn denied(reason: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            decision: ToolDecision::Denied,
+            path: None,
+            output: format!("Denied: {}", reason.into()),
+            is_error: true,
+        }
+    }
+}
+
+/// A refused or failed call, before it becomes a [`ToolOutcome`].
+enum Refusal {
+    Denied(String),
+    Failed(Option<String>, String),
+}
+
+impl From<Refusal> for ToolOutcome {
+    fn from(refusal: Refusal) -> ToolOutcome {
+        match refusal {
+            Refusal::Denied(reason) => ToolOutcome::denied(reason),
+            Refusal::Failed(path, message) => ToolOutcome::error(path, message),
+        }
+    }
+}
+
+/// The root, the staged changes, and the tools over them.
+struct Workspace {
+    root: PathBuf,
+    real_root: Option<PathBuf>,
+    set: ChangeSet,
+    reason: String,
+}
+
+impl Workspace {
+    fn new(root: &Path, reason: &str) -> Workspace {
+        Workspace {
+            root: root.to_path_buf(),
+            real_root: root.canonicalize().ok(),
+            set: ChangeSet::new(root),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn run(&mut self, name: &str, input: &Value) -> ToolOutcome {
+        let result = match name {
+            "list" => self.list(input),
+            "read" => self.read(input),
+            "grep" => self.grep(input),
+            "glob" => self.glob(input),
+            "write" => self.write(input),
+            "edit" => self.edit(input),
+            "delete" => self.delete(input),
+            other => Err(Refusal::Denied(format!(
+                "there is no tool `{other}`; the tools are {}",
+                TOOL_NAMES.join(", ")
+            ))),
+        };
+        result.unwrap_or_else(ToolOutcome::from)
+    }
+
+    /// `raw` as a key relative to the root, or a denial. `""` is the root itself, accepted only
+    /// where a directory is (`allow_root`).
+    fn resolve(&self, raw: &str, allow_root: bool) -> Result<String, Refusal> {
+        let raw_trimmed = raw.trim();
+        let rel = if Path::new(raw_trimmed).is_absolute() {
+            let normalized = normalize_lexically(Path::new(raw_trimmed));
+            let inside = normalized.strip_prefix(&self.root).ok().or_else(|| {
+                self.real_root
+                    .as_ref()
+                    .and_then(|real| normalized.strip_prefix(real).ok())
+            });
+            match inside {
+                Some(rel) => rel.to_string_lossy().into_owned(),
+                None => {
+                    return Err(Refusal::Denied(format!(
+                        "{raw_trimmed} is outside {}",
+                        self.root.display()
+                    )))
+                }
+            }
+        } else {
+            let mut rel = raw_trimmed;
+            while let Some(rest) = rel.strip_prefix("./") {
+                rel = rest;
+            }
+            if rel == "." {
+                rel = "";
+            }
+            rel.trim_end_matches('/').to_owned()
+        };
+        if rel.is_empty() {
+            return if allow_root {
+                Ok(rel)
+            } else {
+                Err(Refusal::Failed(None, "a file path is required".to_owned()))
+            };
+        }
+        confined_path(&self.root, &rel).map_err(|e| match e {
+            Error::Io { .. } => Refusal::Failed(Some(rel.clone()), e.to_string()),
+            _ => Refusal::Denied(format!("{raw_trimmed}: {}", denial_text(&e, &self.root))),
+        })?;
+        Ok(rel)
+    }
+
+    fn list(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let rel = self.resolve(optional_str(input, "path").unwrap_or(""), true)?;
+        let dir = self.root.join(&rel);
+        let mut entries: Vec<String> = Vec::new();
+        let on_disk = fs::read_dir(&dir);
+        if let Ok(read) = on_disk {
+            for entry in read.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let key = join_key(&rel, &name);
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let is_dir = if kind.is_symlink() {
+                    // Only links that stay inside are shown; walks never follow them into dirs.
+                    if confined_path(&self.root, &key).is_err() {
+                        continue;
+                    }
+                    fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+                } else {
+                    kind.is_dir()
+                };
+                if !is_dir && self.set.staged_content(&key) == Some(None) {
+                    continue;
+                }
+                entries.push(if is_dir { format!("{name}/") } else { name });
+            }
+        } else if !self.staged_under(&rel) {
+            return Err(Refusal::Failed(
+                Some(rel.clone()),
+                format!("{}: no such directory", display_key(&rel)),
+            ));
+        }
+        for change in &self.set.changes {
+            if change.after.is_none() {
+                continue;
+            }
+            let Some(rest) = strip_dir(&change.file, &rel) else {
+                continue;
+            };
+            let entry = match rest.split_once('/') {
+                Some((dir, _)) => format!("{dir}/"),
+                None => rest.to_owned(),
+            };
+            if !entries.contains(&entry) {
+                entries.push(entry);
+            }
+        }
+        entries.sort();
+        let output = if entries.is_empty() {
+            "(empty)".to_owned()
+        } else {
+            entries.join("\n")
+        };
+        Ok(ToolOutcome::ok(Some(rel), output))
+    }
+
+    fn staged_under(&self, rel: &str) -> bool {
+        self.set
+            .changes
+            .iter()
+            .any(|c| c.after.is_some() && strip_dir(&c.file, rel).is_some())
+    }
+
+    fn read(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let rel = self.resolve(required_str(input, "path")?, false)?;
+        let text = self.read_text(&rel)?;
+        let offset = input
+            .get("offset")
+            .and_then(Value::as_u64)
+            .map_or(1, |n| n.max(1) as usize);
+        let limit = input
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(READ_DEFAULT_LINES, |n| n as usize);
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let total = lines.len();
+        let start = (offset - 1).min(total);
+        let end = start.saturating_add(limit).min(total);
+        let mut output: String = lines[start..end].concat();
+        if start > 0 || end < total {
+            output.push_str(&format!(
+                "\n[lines {}–{end} of {total}; use offset/limit for more]",
+                start + 1
+            ));
+        }
+        if total == 0 {
+            output = "(empty file)".to_owned();
+        }
+        Ok(ToolOutcome::ok(Some(rel), output))
+    }
+
+    /// The file as it will be once staged changes land.
+    fn read_text(&self, rel: &str) -> Result<String, Refusal> {
+        let failed = |message: String| Refusal::Failed(Some(rel.to_owned()), message);
+        if self.set.staged_content(rel).is_none() && self.root.join(rel).is_dir() {
+            return Err(failed(format!("{rel}: is a directory (use list)")));
+        }
+        match self.set.read(rel) {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(failed(format!("{rel}: no such file"))),
+            Err(e) => Err(failed(e.to_string())),
+        }
+    }
+
+    fn grep(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let pattern = required_str(input, "pattern")?;
+        let insensitive = input
+            .get("case_insensitive")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let regex = regex::RegexBuilder::new(pattern)
+            .case_insensitive(insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| Refusal::Failed(None, format!("invalid pattern: {e}")))?;
+        let rel = self.resolve(optional_str(input, "path").unwrap_or(""), true)?;
+        let glob = optional_str(input, "glob");
+        let files = if !rel.is_empty() && self.is_file(&rel) {
+            vec![rel.clone()]
+        } else {
+            self.files_under(&rel)
+        };
+        let mut matches = Vec::new();
+        let mut more = false;
+        'files: for file in files {
+            if glob.is_some_and(|g| !glob_match(g, &file)) {
+                continue;
+            }
+            let Ok(text) = self.read_text(&file) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                if regex.is_match(line) {
+                    if matches.len() == GREP_MAX_MATCHES {
+                        more = true;
+                        break 'files;
+                    }
+                    matches.push(format!("{file}:{}: {}", n + 1, clip(line, 300)));
+                }
+            }
+        }
+        let mut output = if matches.is_empty() {
+            "No matches.".to_owned()
+        } else {
+            matches.join("\n")
+        };
+        if more {
+            output.push_str(&format!("\n[only the first {GREP_MAX_MATCHES} matches]"));
+        }
+        Ok(ToolOutcome::ok(Some(rel), output))
+    }
+
+    fn glob(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let pattern = required_str(input, "pattern")?;
+        if Path::new(pattern).is_absolute() || pattern.split('/').any(|part| part == "..") {
+            return Err(Refusal::Denied(format!(
+                "{pattern}: patterns are relative to {}",
+                self.root.display()
+            )));
+        }
+        let pattern = pattern.trim_start_matches("./");
+        let found: Vec<String> = self
+            .files_under("")
+            .into_iter()
+            .filter(|f| glob_match(pattern, f))
+            .collect();
+        let output = if found.is_empty() {
+            "No files matched.".to_owned()
+        } else {
+            found.join("\n")
+        };
+        Ok(ToolOutcome::ok(None, output))
+    }
+
+    fn write(&mut self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let rel = self.resolve(required_str(input, "path")?, false)?;
+        let content = required_str(input, "content")?.to_owned();
+        if self.set.staged_content(&rel).is_none() && self.root.join(&rel).is_dir() {
+            return Err(Refusal::Failed(
+                Some(rel.clone()),
+                format!("{rel}: is a directory"),
+            ));
+        }
+        let bytes = content.len();
+        self.set
+            .stage_write(&rel, content, &self.reason)
+            .map_err(|e| Refusal::Failed(Some(rel.clone()), e.to_string()))?;
+        Ok(ToolOutcome::ok(
+            Some(rel.clone()),
+            format!("Staged {rel} ({bytes} bytes)."),
+        ))
+    }
+
+    fn edit(&mut self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let rel = self.resolve(required_str(input, "path")?, false)?;
+        let old = required_str(input, "old_string")?;
+        let new = required_str(input, "new_string")?;
+        let all = input
+            .get("replace_all")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let failed = |message: String| Refusal::Failed(Some(rel.clone()), message);
+        if old.is_empty() {
+            return Err(failed("old_string is empty".to_owned()));
+        }
+        let text = self.read_text(&rel)?;
+        let count = text.matches(old).count();
+        let updated = match count {
+            0 => return Err(failed(format!("{rel}: old_string not found"))),
+            1 => text.replacen(old, new, 1),
+            _ if all => text.replace(old, new),
+            n => {
+                return Err(failed(format!(
+                    "{rel}: old_string occurs {n} times; include more context or set replace_all"
+                )))
+            }
+        };
+        self.set
+            .stage_write(&rel, updated, &self.reason)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(ToolOutcome::ok(
+            Some(rel.clone()),
+            format!("Staged an edit of {rel} ({count} replaced)."),
+        ))
+    }
+
+    fn delete(&mut self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let rel = self.resolve(required_str(input, "path")?, false)?;
+        if self.set.staged_content(&rel).is_none() && self.root.join(&rel).is_dir() {
+            return Err(Refusal::Failed(
+                Some(rel.clone()),
+                format!("{rel}: is a directory; delete its files"),
+            ));
+        }
+        self.set
+            .stage_delete(&rel, &self.reason)
+            .map_err(|e| Refusal::Failed(Some(rel.clone()), e.to_string()))?;
+        Ok(ToolOutcome::ok(
+            Some(rel.clone()),
+            format!("Staged the deletion of {rel}."),
+        ))
+    }
+
+    fn is_file(&self, rel: &str) -> bool {
+        match self.set.staged_content(rel) {
+            Some(staged) => staged.is_some(),
+            None => self.root.join(rel).is_file(),
+        }
+    }
+
+    /// Every file under `rel` (the root for `""`) as it will be once staged changes land,
+    /// sorted: the disk's files (symlinked dirs not followed, symlinked files only when they stay
+    /// inside) plus staged additions, minus staged deletions.
+    fn files_under(&self, rel: &str) -> Vec<String> {
+        let mut files = Vec::new();
+        let mut pending = vec![rel.to_owned()];
+        while let Some(dir) = pending.pop() {
+            let Ok(read) = fs::read_dir(self.root.join(&dir)) else {
+                continue;
+            };
+            for entry in read.flatten() {
+                let key = join_key(&dir, &entry.file_name().to_string_lossy());
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    pending.push(key);
+                } else if kind.is_file()
+                    || kind.is_symlink()
+                        && fs::metadata(entry.path()).is_ok_and(|m| m.is_file())
+                        && confined_path(&self.root, &key).is_ok()
+                {
+                    files.push(key);
+                }
+            }
+        }
+        files.retain(|f| self.set.staged_content(f) != Some(None));
+        for change in &self.set.changes {
+            if change.after.is_some()
+                && strip_dir(&change.file, rel).is_some()
+                && !files.contains(&change.file)
+            {
+                files.push(change.file.clone());
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
+/// Why `confined_path` refused, in words for the model (the root is named, not repeated).
+fn denial_text(e: &Error, root: &Path) -> String {
+    match e {
+        Error::PathDenied { .. } => format!("outside {}", root.display()),
+        other => other.to_string(),
+    }
+}
+
+fn join_key(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+fn display_key(rel: &str) -> &str {
+    if rel.is_empty() {
+        "."
+    } else {
+        rel
+    }
+}
+
+/// `file` relative to directory `dir` (`""` is the root), if it is inside it.
+fn strip_dir<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
+    if dir.is_empty() {
+        return Some(file);
+    }
+    file.strip_prefix(dir)?.strip_prefix('/')
+}
+
+fn required_str<'a>(input: &'a Value, key: &str) -> Result<&'a str, Refusal> {
+    input.get(key).and_then(Value::as_str).ok_or_else(|| {
+        Refusal::Failed(
+            None,
+            format!(
+                "missing string argument `{key}` (got {})",
+                clip(&input.to_string(), 200)
+            ),
+        )
+    })
+}
+
+fn optional_str<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
+    input.get(key).and_then(Value::as_str)
+}
+
+/// Whether `path` (relative, `/`-separated) matches `pattern`: `*` any run of characters within
+/// one name, `**` any run across directories (`**/` also matches no directory at all), `?` one
+/// character other than `/`.
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let path: Vec<char> = path.chars().collect();
+    glob_chars(&pattern, &path)
+}
+
+fn glob_chars(p: &[char], s: &[char]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some('*') if p.get(1) == Some(&'*') => {
+            if p.get(2) == Some(&'/') {
+                let rest = &p[3..];
+                (0..=s.len()).any(|i| (i == 0 || s[i - 1] == '/') && glob_chars(rest, &s[i..]))
+            } else {
+                let rest = &p[2..];
+                (0..=s.len()).any(|i| glob_chars(rest, &s[i..]))
+            }
+        }
+        Some('*') => (0..=s.len())
+            .take_while(|&i| i == 0 || s[i - 1] != '/')
+            .any(|i| glob_chars(&p[1..], &s[i..])),
+        Some('?') => s.first().is_some_and(|c| *c != '/') && glob_chars(&p[1..], &s[1..]),
+        Some(c) => s.first() == Some(c) && glob_chars(&p[1..], &s[1..]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*.md", "a.md"));
+        assert!(!glob_match("*.md", "team/a.md"), "`*` stays in one name");
+        assert!(glob_match("**/*.md", "a.md"), "`**/` matches no directory");
+        assert!(glob_match("**/*.md", "team/deep/a.md"));
+        assert!(glob_match("team/**", "team/x/y.md"));
+        assert!(glob_match("feedback_?.md", "feedback_a.md"));
+        assert!(!glob_match("feedback_?.md", "feedback_ab.md"));
+        assert!(!glob_match("*.md", "a.txt"));
+    }
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("memory");
+        fs::create_dir_all(root.join("team")).expect("mkdir");
+        fs::write(root.join("a.md"), "alpha\nbeta\n").expect("write");
+        fs::write(root.join("team/b.md"), "gamma beta\n").expect("write");
+        let ws = Workspace::new(&root, "test");
+        (dir, ws)
+    }
+
+    #[test]
+    fn reads_lists_and_greps_see_staged_changes() {
+        let (_dir, mut ws) = workspace();
+        let out = ws.run(
+            "write",
+            &json!({"path": "new/c.md", "content": "beta three\n"}),
+        );
+        assert!(!out.is_error, "{}", out.output);
+        let out = ws.run("delete", &json!({"path": "a.md"}));
+        assert!(!out.is_error, "{}", out.output);
+        assert_eq!(ws.run("list", &json!({})).output, "new/\nteam/");
+        let out = ws.run("read", &json!({"path": "./new/c.md"}));
+        assert_eq!(out.output, "beta three\n");
+        let out = ws.run("read", &json!({"path": "a.md"}));
+        assert!(
+            out.is_error && out.decision == ToolDecision::Allowed,
+            "deleted: {}",
+            out.output
+        );
+        let out = ws.run("grep", &json!({"pattern": "beta"}));
+        assert_eq!(
+            out.output,
+            "new/c.md:1: beta three\nteam/b.md:1: gamma beta"
+        );
+        let out = ws.run("glob", &json!({"pattern": "**/*.md"}));
+        assert_eq!(out.output, "new/c.md\nteam/b.md");
+        let out = ws.run(
+            "edit",
+            &json!({"path": "team/b.md", "old_string": "gamma", "new_string": "delta"}),
+        );
+        assert!(!out.is_error, "{}", out.output);
+        assert_eq!(
+            ws.run("read", &json!({"path": "team/b.md"})).output,
+            "delta beta\n"
+        );
+        assert_eq!(
+            fs::read_to_string(ws.root.join("team/b.md")).expect("disk"),
+            "gamma beta\n",
+            "nothing reaches the disk"
+        );
+    }
+
+    #[test]
+    fn edits_need_a_unique_match_unless_replacing_all() {
+        let (_dir, mut ws) = workspace();
+        ws.run("write", &json!({"path": "x.md", "content": "a a a"}));
+        let out = ws.run(
+            "edit",
+            &json!({"path": "x.md", "old_string": "a", "new_string": "b"}),
+        );
+        assert!(
+            out.is_error && out.output.contains("occurs 3 times"),
+            "{}",
+            out.output
+        );
+        let out = ws.run(
+            "edit",
+            &json!({"path": "x.md", "old_string": "a", "new_string": "b", "replace_all": true}),
+        );
+        assert!(!out.is_error, "{}", out.output);
+        assert_eq!(ws.run("read", &json!({"path": "x.md"})).output, "b b b");
+        let out = ws.run(
+            "edit",
+            &json!({"path": "x.md", "old_string": "zzz", "new_string": "b"}),
+        );
+        assert!(out.output.contains("not found"), "{}", out.output);
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_root_are_accepted_and_outside_denied() {
+        let (_dir, mut ws) = workspace();
+        let inside = ws.root.join("a.md").to_string_lossy().into_owned();
+        let out = ws.run("read", &json!({"path": inside}));
+        assert_eq!(out.output, "alpha\nbeta\n");
+        let sneaky = format!("{}/../memory-evil/x.md", ws.root.display());
+        let out = ws.run("write", &json!({"path": sneaky, "content": "x"}));
+        assert_eq!(out.decision, ToolDecision::Denied, "{}", out.output);
+        let out = ws.run("glob", &json!({"pattern": "../*"}));
+        assert_eq!(out.decision, ToolDecision::Denied);
+        let out = ws.run("read", &json!({"path": "a.md", "offset": 2, "limit": 1}));
+        assert!(out.output.starts_with("beta\n"), "{}", out.output);
+        let out = ws.run("read", &json!({}));
+        assert!(out.is_error && out.output.contains("missing string argument `path`"));
+    }
+
+    mod loopback {
+        use std::sync::{Arc, Mutex};
+        use std::time::Duration;
+
+        use super::*;
+        use crate::llm::anthropic::AnthropicClient;
+        use crate::llm::openai::OpenAiClient;
+        use crate::llm::{ClientOptions, RetryPolicy};
+        use crate::testing::{wire, RecordedRequest, Reply, ScriptedServer};
+
+        fn client_options(server: &ScriptedServer, suffix: &str) -> ClientOptions {
+            ClientOptions {
+                base_url: format!("{}{suffix}", server.url()),
+                model: "scripted".into(),
+                api_key: Some("k".into()),
+                timeout: Duration::from_secs(5),
+                retry: RetryPolicy::default(),
+            }
+        }
+
+        fn options(max_turns: usize) -> AgentOptions {
+            AgentOptions {
+                system: "Tidy the memory dir.".into(),
+                task: "Go.".into(),
+                max_turns,
+                max_tokens: 1024,
+                reason: "extract".into(),
+            }
+        }
+
+        /// A memory dir next to a directory it must never reach, with a symlink leading there.
+        struct Tree {
+            _dir: tempfile::TempDir,
+            root: PathBuf,
+            outside: PathBuf,
+        }
+
+        fn tree() -> Tree {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let base = dir.path().canonicalize().expect("canonical");
+            let root = base.join("memory");
+            let outside = base.join("outside");
+            fs::create_dir_all(&root).expect("root");
+            fs::create_dir_all(&outside).expect("outside");
+            fs::write(root.join("MEMORY.md"), "- [Tabs](tabs.md) — tabs\n").expect("index");
+            fs::write(root.join("tabs.md"), "---\nname: tabs\n---\nUse tabs.\n").expect("topic");
+            fs::write(outside.join("secret.md"), "the secret\n").expect("secret");
+            std::os::unix::fs::symlink(&outside, root.join("escape")).expect("dir symlink");
+            std::os::unix::fs::symlink(outside.join("secret.md"), root.join("leak.md"))
+                .expect("file symlink");
+            Tree {
+                _dir: dir,
+                root,
+                outside,
+            }
+        }
+
+        fn snapshot(dir: &Path) -> Vec<(String, String)> {
+            let mut out = Vec::new();
+            let mut pending = vec![dir.to_path_buf()];
+            while let Some(d) = pending.pop() {
+                for entry in fs::read_dir(&d).expect("read dir").flatten() {
+                    let kind = entry.file_type().expect("type");
+                    let name = entry.path().to_string_lossy().into_owned();
+                    if kind.is_dir() {
+                        pending.push(entry.path());
+                    } else if kind.is_symlink() {
+                        out.push((name, "symlink".into()));
+                    } else {
+                        out.push((name, fs::read_to_string(entry.path()).expect("read")));
+                    }
+                }
+            }
+            out.sort();
+            out
+        }
+
+        fn tool_results(request: &RecordedRequest) -> Vec<(String, String, bool)> {
+            let body = request.json();
+            let messages = body["messages"].as_array().expect("messages");
+            let last = messages.last().expect("a last message");
+            last["content"]
+                .as_array()
+                .expect("blocks")
+                .iter()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| {
+                    (
+                        b["tool_use_id"].as_str().expect("id").to_owned(),
+                        b["content"].as_str().expect("content").to_owned(),
+                        b["is_error"].as_bool().unwrap_or(false),
+                    )
+                })
+                .collect()
+        }
+
+        #[tokio::test]
+        async fn escapes_and_unknown_tools_are_denied_and_writes_only_staged() {
+            let tree = tree();
+            let root_before = snapshot(&tree.root);
+            let outside_before = snapshot(&tree.outside);
+            let parent_before = snapshot(tree.root.parent().expect("parent"));
+            let server = ScriptedServer::queue(vec![
+                Reply::json(wire::anthropic_tools(
+                    &[
+                        ("t1", "read", json!({"path": "/etc/passwd"})),
+                        (
+                            "t2",
+                            "write",
+                            json!({"path": "../outside.md", "content": "escaped"}),
+                        ),
+                        ("t3", "read", json!({"path": "escape/secret.md"})),
+                        (
+                            "t4",
+                            "write",
+                            json!({"path": "escape/planted.md", "content": "x"}),
+                        ),
+                        ("t5", "read", json!({"path": "leak.md"})),
+                        ("t6", "bash", json!({"command": "cat /etc/passwd"})),
+                        ("t7", "grep", json!({"pattern": "secret"})),
+                        (
+                            "t8",
+                            "write",
+                            json!({"path": "feedback_tabs.md",
+                            "content": "---\nname: tabs\ntype: feedback\n---\nAlways tabs.\n"}),
+                        ),
+                    ],
+                    (100, 50, 0, 900),
+                )),
+                Reply::json(wire::anthropic_tools(
+                    &[
+                        (
+                            "t9",
+                            "edit",
+                            json!({"path": "feedback_tabs.md",
+                            "old_string": "Always tabs.", "new_string": "Always tabs, width 4."}),
+                        ),
+                        ("t10", "read", json!({"path": "feedback_tabs.md"})),
+                        ("t11", "delete", json!({"path": "tabs.md"})),
+                    ],
+                    (20, 30, 1000, 0),
+                )),
+                Reply::json(wire::anthropic_text(
+                    "Merged the tabs memories.",
+                    (10, 5, 1000, 0),
+                )),
+            ]);
+            let client = AnthropicClient::new(client_options(&server, "")).expect("client");
+            let events = Arc::new(Mutex::new(Vec::new()));
+            let sink = Arc::clone(&events);
+            let outcome = run_agent(
+                &client,
+                &tree.root,
+                &options(10),
+                &CancellationToken::new(),
+                move |e| {
+                    sink.lock().expect("events").push(e);
+                },
+            )
+            .await
+            .expect("run");
+
+            // The model was told each denial, as an error result, and nothing ran.
+            let requests = server.requests();
+            assert_eq!(requests.len(), 3);
+            let first = tool_results(&requests[1]);
+            let denied: Vec<&str> = first
+                .iter()
+                .filter(|(_, text, err)| *err && text.starts_with("Denied:"))
+                .map(|(id, _, _)| id.as_str())
+                .collect();
+            assert_eq!(denied, ["t1", "t2", "t3", "t4", "t5", "t6"], "{first:#?}");
+            assert!(first[5].1.contains("no tool `bash`"), "{}", first[5].1);
+            let grep = &first[6];
+            assert!(
+                !grep.2 && grep.1 == "No matches.",
+                "grep must not see outside: {grep:?}"
+            );
+            assert!(!first[7].2, "the legit write is staged: {:?}", first[7]);
+            let second = tool_results(&requests[2]);
+            assert_eq!(
+                second[1].1,
+                "---\nname: tabs\ntype: feedback\n---\nAlways tabs, width 4.\n"
+            );
+            assert!(second.iter().all(|(_, _, err)| !err), "{second:#?}");
+
+            // Every call was reported, with the decision.
+            let events = events.lock().expect("events");
+            let calls: Vec<(&str, ToolDecision)> = events
+                .iter()
+                .filter_map(|e| match e {
+                    AgentEvent::ToolCall(call) => Some((call.id.as_str(), call.decision)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(calls.len(), 11);
+            assert_eq!(
+                calls
+                    .iter()
+                    .filter(|(_, d)| *d == ToolDecision::Denied)
+                    .count(),
+                6
+            );
+            assert!(matches!(
+                events.last(),
+                Some(AgentEvent::Finished {
+                    turns: 3,
+                    reason: FinishReason::Done,
+                    ..
+                })
+            ));
+
+            // Nothing on disk moved, inside or out.
+            assert_eq!(snapshot(&tree.root), root_before);
+            assert_eq!(snapshot(&tree.outside), outside_before);
+            assert_eq!(snapshot(tree.root.parent().expect("parent")), parent_before);
+            assert!(!Path::new("/etc/passwd.md").exists());
+
+            // The legit work is in the change set, ready for review.
+            let files: Vec<(&str, crate::ChangeKind)> = outcome
+                .changes
+                .changes
+                .iter()
+                .map(|c| (c.file.as_str(), c.kind))
+                .collect();
+            assert_eq!(
+                files,
+                [
+                    ("feedback_tabs.md", crate::ChangeKind::Add),
+                    ("tabs.md", crate::ChangeKind::Delete)
+                ]
+            );
+            assert!(outcome
+                .changes
+                .changes
+                .iter()
+                .all(|c| c.reason == "extract"));
+            assert_eq!(outcome.denied, 6);
+            assert_eq!(outcome.tool_calls, 11);
+            assert_eq!(outcome.final_text, "Merged the tabs memories.");
+            assert_eq!(
+                outcome.usage,
+                Usage {
+                    input_tokens: 130,
+                    output_tokens: 85,
+                    cache_read_tokens: 2000,
+                    cache_creation_tokens: 900,
+                    calls: 3
+                },
+                "token accounting is summed over the job"
+            );
+            // The tools were offered natively and the system prompt names the root.
+            let body = requests[0].json();
+            let tools: Vec<&str> = body["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| t["name"].as_str().expect("name"))
+                .collect();
+            assert_eq!(tools, TOOL_NAMES);
+            assert!(body["system"][0]["text"]
+                .as_str()
+                .expect("system")
+                .contains(&tree.root.display().to_string()));
+        }
+
+        #[tokio::test]
+        async fn the_turn_budget_ends_a_model_that_never_stops() {
+            let tree = tree();
+            let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+                &[("t", "list", json!({}))],
+                (1, 1, 0, 0),
+            ))]);
+            let client = AnthropicClient::new(client_options(&server, "")).expect("client");
+            let outcome = run_agent(
+                &client,
+                &tree.root,
+                &options(3),
+                &CancellationToken::new(),
+                |_| {},
+            )
+            .await
+            .expect("run");
+            assert_eq!(outcome.finish, FinishReason::MaxTurns);
+            assert_eq!(outcome.turns, 3);
+            assert_eq!(server.requests().len(), 3);
+            assert!(outcome.changes.is_empty());
+        }
+
+        #[tokio::test]
+        async fn a_cancelled_run_returns_cancelled_and_stages_nothing() {
+            let tree = tree();
+            let server = ScriptedServer::queue(vec![Reply::Hang(Duration::from_secs(20))]);
+            let client = AnthropicClient::new(client_options(&server, "")).expect("client");
+            let cancel = CancellationToken::new();
+            let trigger = cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                trigger.cancel();
+            });
+            let err = run_agent(&client, &tree.root, &options(5), &cancel, |_| {})
+                .await
+                .expect_err("cancelled");
+            assert_eq!(err.kind(), crate::ErrorKind::Cancelled);
+        }
+
+        #[tokio::test]
+        async fn the_loop_speaks_openai_tool_calls_too() {
+            let tree = tree();
+            let server = ScriptedServer::queue(vec![
+                Reply::json(wire::openai_tools(
+                    &[
+                        ("c1", "read", json!({"path": "../../etc/passwd"})),
+                        (
+                            "c2",
+                            "write",
+                            json!({"path": "user_role.md", "content": "role\n"}),
+                        ),
+                    ],
+                    10,
+                    5,
+                )),
+                Reply::json(wire::openai_text("ok", 20, 2, 0)),
+            ]);
+            let client = OpenAiClient::new(client_options(&server, "/v1")).expect("client");
+            let outcome = run_agent(
+                &client,
+                &tree.root,
+                &options(4),
+                &CancellationToken::new(),
+                |_| {},
+            )
+            .await
+            .expect("run");
+            let messages = server.requests()[1].json()["messages"].clone();
+            let tool_messages: Vec<&serde_json::Value> = messages
+                .as_array()
+                .expect("messages")
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .collect();
+            assert_eq!(tool_messages.len(), 2);
+            assert!(tool_messages[0]["content"]
+                .as_str()
+                .expect("text")
+                .starts_with("Error: Denied:"));
+            assert_eq!(outcome.changes.len(), 1);
+            assert!(!tree.root.join("user_role.md").exists());
+            assert_eq!(outcome.usage.calls, 2);
+        }
+    }
+}

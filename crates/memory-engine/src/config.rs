@@ -1,0 +1,417 @@
+//! Engram's own settings, `config.toml` in [`Engine::engram_home`]: which LLM provider jobs use,
+//! each provider's model and base URL, request limits, and the prompt hook's time budget.
+//!
+//! ```toml
+//! [llm]
+//! provider = "anthropic"        # offline (default) | anthropic | openai
+//! timeout_ms = 30000
+//! max_retries = 2
+//!
+//! [llm.anthropic]
+//! model = "claude-haiku-4-5"
+//! base_url = "https://api.anthropic.com"
+//!
+//! [llm.openai]
+//! model = "qwen2.5:7b"
+//! base_url = "http://localhost:11434/v1"
+//!
+//! [hooks]
+//! budget_ms = 2000
+//! ```
+//!
+//! API keys never live here (see [`crate::llm::keys`]): a file holding a key-like entry
+//! (`api_key`, `key`, `token`, `secret`…) under `[llm]` is refused with an error naming the file,
+//! rather than silently used or dropped. Sections and keys this module does not know (other
+//! parts of Engram own them) are kept as they are when the file is saved; comments and layout are
+//! not (the file is rewritten from its values).
+//!
+//! Precedence of each effective value: the command line (`--provider`, `--model`), then
+//! `config.toml`, then the environment (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, as the official
+//! SDKs read them), then the built-in default.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::llm::anthropic::{self, AnthropicClient};
+use crate::llm::openai::{self, OpenAiClient};
+use crate::llm::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
+
+pub const CONFIG_FILE: &str = "config.toml";
+/// The prompt hook's default time budget.
+pub const DEFAULT_HOOK_BUDGET: Duration = Duration::from_secs(2);
+/// A model call's default per-attempt timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The whole of `config.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    #[serde(default, skip_serializing_if = "LlmConfig::is_empty")]
+    pub llm: LlmConfig,
+    #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
+    pub hooks: HooksConfig,
+    /// Sections owned by other parts of Engram, kept verbatim.
+    #[serde(flatten)]
+    pub other: toml::Table,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmConfig {
+    /// `None`: offline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<ProviderKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "ProviderConfig::is_empty")]
+    pub anthropic: ProviderConfig,
+    #[serde(default, skip_serializing_if = "ProviderConfig::is_empty")]
+    pub openai: ProviderConfig,
+}
+
+impl LlmConfig {
+    fn is_empty(&self) -> bool {
+        *self == LlmConfig::default()
+    }
+}
+
+/// One provider's settings. No key: see [`crate::llm::keys`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+impl ProviderConfig {
+    fn is_empty(&self) -> bool {
+        self.model.is_none() && self.base_url.is_none()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HooksConfig {
+    /// The prompt hook's hard time budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ms: Option<u64>,
+}
+
+impl HooksConfig {
+    fn is_empty(&self) -> bool {
+        self.budget_ms.is_none()
+    }
+
+    pub fn budget(&self) -> Duration {
+        self.budget_ms
+            .map_or(DEFAULT_HOOK_BUDGET, Duration::from_millis)
+    }
+}
+
+impl Config {
+    /// The provider section of `provider` (`None` for offline).
+    pub fn provider(&self, provider: ProviderKind) -> Option<&ProviderConfig> {
+        match provider {
+            ProviderKind::Anthropic => Some(&self.llm.anthropic),
+            ProviderKind::OpenAi => Some(&self.llm.openai),
+            ProviderKind::Offline => None,
+        }
+    }
+
+    pub fn provider_mut(&mut self, provider: ProviderKind) -> Option<&mut ProviderConfig> {
+        match provider {
+            ProviderKind::Anthropic => Some(&mut self.llm.anthropic),
+            ProviderKind::OpenAi => Some(&mut self.llm.openai),
+            ProviderKind::Offline => None,
+        }
+    }
+}
+
+/// Choices made for one run (command-line flags), over the configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LlmOverrides {
+    pub provider: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub timeout: Option<Duration>,
+}
+
+/// The effective provider settings after flags, config, environment and defaults. Holds no key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmSettings {
+    pub provider: ProviderKind,
+    /// Empty for offline.
+    pub model: String,
+    /// Empty for offline.
+    pub base_url: String,
+    pub timeout_ms: u64,
+    pub max_retries: u32,
+}
+
+/// Key-like names refused under `[llm]`.
+const SECRET_KEYS: [&str; 6] = ["api_key", "apikey", "key", "token", "secret", "password"];
+
+impl Engine {
+    /// `<engram home>/config.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.engram_home().join(CONFIG_FILE)
+    }
+
+    /// Reads `config.toml`; a missing file is the default configuration.
+    pub fn load_config(&self) -> Result<Config> {
+        let path = self.config_path();
+        let text = match disk::read_text(&path) {
+            Ok(text) => text,
+            Err(Error::NotFound(_)) => return Ok(Config::default()),
+            Err(e) => return Err(e),
+        };
+        let table: toml::Table = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
+        if let Some(found) = find_secret(&table) {
+            return Err(Error::parse(
+                &path,
+                None,
+                format!(
+                    "`{found}`: API keys are never read from {CONFIG_FILE}; remove it and set \
+                     ANTHROPIC_API_KEY / OPENAI_API_KEY or store the key in the OS keyring"
+                ),
+            ));
+        }
+        // Deserialized from the text again (not from the table) so errors keep their line.
+        toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))
+    }
+
+    /// Writes `config.toml` atomically.
+    pub fn save_config(&self, config: &Config) -> Result<()> {
+        let path = self.config_path();
+        let text = toml::to_string_pretty(config).map_err(|e| {
+            Error::InvalidInput(format!("{}: cannot serialize: {e}", path.display()))
+        })?;
+        disk::atomic_write(&path, text.as_bytes())
+    }
+
+    /// The effective provider settings for this run.
+    pub fn llm_settings(&self, config: &Config, overrides: &LlmOverrides) -> LlmSettings {
+        let provider = overrides
+            .provider
+            .or(config.llm.provider)
+            .unwrap_or_default();
+        let timeout = overrides
+            .timeout
+            .or(config.llm.timeout_ms.map(Duration::from_millis))
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let max_retries = config
+            .llm
+            .max_retries
+            .unwrap_or(RetryPolicy::default().max_retries);
+        let (env_base, default_base, default_model) = match provider {
+            ProviderKind::Offline => (None, "", ""),
+            ProviderKind::Anthropic => (
+                Some("ANTHROPIC_BASE_URL"),
+                anthropic::DEFAULT_BASE_URL,
+                anthropic::DEFAULT_MODEL,
+            ),
+            ProviderKind::OpenAi => (
+                Some("OPENAI_BASE_URL"),
+                openai::DEFAULT_BASE_URL,
+                openai::DEFAULT_MODEL,
+            ),
+        };
+        let section = config.provider(provider);
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| section.and_then(|s| s.model.clone()))
+            .unwrap_or_else(|| default_model.to_owned());
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| section.and_then(|s| s.base_url.clone()))
+            .or_else(|| {
+                env_base
+                    .and_then(|var| self.env().get(var))
+                    .map(str::to_owned)
+            })
+            .unwrap_or_else(|| default_base.to_owned());
+        LlmSettings {
+            provider,
+            model: if provider == ProviderKind::Offline {
+                String::new()
+            } else {
+                model
+            },
+            base_url,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            max_retries,
+        }
+    }
+
+    /// A client for `settings`, or `None` for offline. Looks the key up (environment, then the
+    /// OS keyring — which may block on D-Bus: call from a blocking context). Fails with a clear
+    /// error when Anthropic has no key.
+    pub fn llm_client(&self, settings: &LlmSettings) -> Result<Option<Arc<dyn Client>>> {
+        let options = || ClientOptions {
+            base_url: settings.base_url.clone(),
+            model: settings.model.clone(),
+            api_key: keys::api_key(self.env(), settings.provider),
+            timeout: Duration::from_millis(settings.timeout_ms),
+            retry: RetryPolicy {
+                max_retries: settings.max_retries,
+                ..RetryPolicy::default()
+            },
+        };
+        Ok(match settings.provider {
+            ProviderKind::Offline => None,
+            ProviderKind::Anthropic => Some(Arc::new(AnthropicClient::new(options())?)),
+            ProviderKind::OpenAi => Some(Arc::new(OpenAiClient::new(options())?)),
+        })
+    }
+}
+
+fn find_secret(table: &toml::Table) -> Option<String> {
+    fn walk(prefix: &str, table: &toml::Table) -> Option<String> {
+        for (key, value) in table {
+            let path = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            if SECRET_KEYS.contains(&key.to_ascii_lowercase().as_str()) {
+                return Some(path);
+            }
+            if let toml::Value::Table(inner) = value {
+                if let Some(found) = walk(&path, inner) {
+                    return Some(found);
+                }
+            }
+        }
+        None
+    }
+    table
+        .get("llm")
+        .and_then(toml::Value::as_table)
+        .and_then(|llm| walk("llm", llm))
+}
+
+fn toml_error(path: &std::path::Path, text: &str, e: &toml::de::Error) -> Error {
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    Error::parse(path, line, e.message().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+    use std::fs;
+
+    fn engine(home: &std::path::Path, env: Environment) -> Engine {
+        Engine::builder(env).engram_home(home).build()
+    }
+
+    #[test]
+    fn missing_config_is_offline_with_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        let config = engine.load_config().expect("load");
+        assert_eq!(config, Config::default());
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(settings.provider, ProviderKind::Offline);
+        assert!(engine.llm_client(&settings).expect("client").is_none());
+        assert_eq!(config.hooks.budget(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn save_then_load_round_trips_and_keeps_other_sections() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        fs::write(
+            engine.config_path(),
+            "[dream]\nmin_hours = 24\n\n[llm]\nprovider = \"openai\"\n",
+        )
+        .expect("seed");
+        let mut config = engine.load_config().expect("load");
+        assert_eq!(config.llm.provider, Some(ProviderKind::OpenAi));
+        config.llm.openai.model = Some("qwen2.5:7b".into());
+        config.llm.openai.base_url = Some("http://localhost:11434/v1".into());
+        config.hooks.budget_ms = Some(1500);
+        engine.save_config(&config).expect("save");
+        let text = fs::read_to_string(engine.config_path()).expect("read");
+        assert!(
+            text.contains("[dream]") && text.contains("min_hours = 24"),
+            "{text}"
+        );
+        assert!(text.contains("[llm.openai]"), "{text}");
+        let again = engine.load_config().expect("reload");
+        assert_eq!(again, config);
+        assert_eq!(again.hooks.budget(), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn a_key_in_the_file_is_refused_naming_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        fs::write(
+            engine.config_path(),
+            "[llm.anthropic]\napi_key = \"sk-ant-oops\"\n",
+        )
+        .expect("seed");
+        let err = engine.load_config().expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("config.toml") && text.contains("llm.anthropic.api_key"),
+            "{text}"
+        );
+        assert!(!text.contains("sk-ant-oops"), "never echo the key: {text}");
+    }
+
+    #[test]
+    fn malformed_toml_names_file_and_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        fs::write(engine.config_path(), "[llm]\nprovider = \"gpt\"\n").expect("seed");
+        let err = engine.load_config().expect_err("unknown provider");
+        assert_eq!(err.kind(), crate::ErrorKind::Parse);
+        assert!(err.to_string().contains("config.toml:2"), "{err}");
+    }
+
+    #[test]
+    fn flags_beat_config_beats_environment_beats_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let env = Environment::empty()
+            .with("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/env")
+            .with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+        let engine = engine(dir.path(), env);
+        let mut config = Config::default();
+        config.llm.provider = Some(ProviderKind::Anthropic);
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(
+            settings.base_url, "http://127.0.0.1:9/env",
+            "env when config is silent"
+        );
+        assert_eq!(settings.model, anthropic::DEFAULT_MODEL);
+        config.llm.anthropic.base_url = Some("http://127.0.0.1:9/config".into());
+        config.llm.anthropic.model = Some("claude-sonnet-4-5".into());
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(settings.base_url, "http://127.0.0.1:9/config");
+        assert_eq!(settings.model, "claude-sonnet-4-5");
+        let settings = engine.llm_settings(
+            &config,
+            &LlmOverrides {
+                provider: Some(ProviderKind::OpenAi),
+                model: Some("llama3".into()),
+                ..LlmOverrides::default()
+            },
+        );
+        assert_eq!(settings.provider, ProviderKind::OpenAi);
+        assert_eq!(settings.model, "llama3");
+        assert_eq!(settings.base_url, "http://127.0.0.1:9/v1");
+    }
+}

@@ -1,0 +1,1153 @@
+//! History: every version of every memory file that Engram wrote or saw change, with who made it,
+//! so the user can see, diff and revert any change.
+//!
+//! Layout, under `<engram home>/history/` (never inside a memory dir — Claude Code scans every
+//! `*.md` there):
+//! ```text
+//! history/
+//!   lock                      advisory lock held while appending (CLI and app may run at once)
+//!   counter                   the last version number issued (rebuilt from the logs if lost)
+//!   blobs/ab/cdef…            contents, addressed by SHA-256 (identical contents stored once)
+//!   dirs/<name>-<hash>/log.jsonl   one JSON `Version` per line, append-only, oldest first
+//! ```
+//! A memory dir's folder is named after its last path components plus a hash of its resolved
+//! absolute path, so two dirs never share a log and the name stays readable.
+//!
+//! Invariants: a log line is written only after its blob is on disk, and in one `write` under the
+//! lock, so readers (who do not lock) see whole lines or a torn last line, which they skip. Version
+//! ids (`v000001`, …) are unique across the whole store and increase in the order lines were
+//! appended. A version identical to the latest one of its file is not recorded again.
+
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Component, Path, PathBuf};
+
+use fs4::fs_std::FileExt;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::changeset::{self, check_file_key, line_counts, unified_diff, Actor, ChangeSet};
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+
+/// One recorded state of one memory file. `hash` is `None` for a deletion.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Version {
+    /// Store-wide unique, increasing id: `v000123`.
+    pub version: String,
+    /// Relative to the memory dir, `/`-separated.
+    pub file: String,
+    pub memory_dir: PathBuf,
+    pub actor: Actor,
+    /// ISO 8601, UTC, milliseconds: `2026-11-22T08:38:52.863Z`.
+    pub time: String,
+    pub hash: Option<String>,
+    /// `created`, `deleted`, `+3 −1 lines`, `reverted to v000012`, …
+    pub summary: String,
+}
+
+impl Version {
+    /// The numeric part of the id, for ordering (`v000123` → 123).
+    fn number(&self) -> Option<u64> {
+        parse_version_number(&self.version)
+    }
+}
+
+/// A state of a file to record; see [`Engine::record_versions`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PendingVersion<'a> {
+    pub file: &'a str,
+    /// `None`: the file is gone.
+    pub content: Option<&'a str>,
+    pub actor: Actor,
+    /// Replaces the computed summary (`created`, `+a −r lines`, `deleted`).
+    pub summary: Option<&'a str>,
+}
+
+/// The hex SHA-256 of some content: the key of its blob, and what the watcher compares.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Engine {
+    /// Records `content` (`None`: the file was deleted) as the newest version of `file` in
+    /// `memory_dir`. Returns `None` without recording when it equals the latest recorded version
+    /// (or is the deletion of a file history never saw).
+    pub fn record_version(
+        &self,
+        memory_dir: &Path,
+        file: &str,
+        content: Option<&str>,
+        actor: Actor,
+    ) -> Result<Option<Version>> {
+        let pending = [PendingVersion {
+            file,
+            content,
+            actor,
+            summary: None,
+        }];
+        Ok(self
+            .record_versions(memory_dir, &pending)?
+            .into_iter()
+            .next()
+            .flatten())
+    }
+
+    /// Records several versions under one lock and one log append; one result per entry, `None`
+    /// where nothing changed since the latest version of that file.
+    pub(crate) fn record_versions(
+        &self,
+        memory_dir: &Path,
+        pending: &[PendingVersion<'_>],
+    ) -> Result<Vec<Option<Version>>> {
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        for entry in pending {
+            check_file_key(memory_dir, entry.file)?;
+        }
+        let store = self.history_store();
+        let memory_dir = resolved_path(memory_dir);
+        let log_path = store.log_path(&memory_dir);
+        let _lock = store.lock()?;
+
+        let mut latest: HashMap<String, Option<String>> = HashMap::new();
+        for version in read_log(&log_path)? {
+            latest.insert(version.file, version.hash);
+        }
+        let time = iso_now(self);
+        let mut next = store.last_number()?;
+        let mut recorded = Vec::with_capacity(pending.len());
+        let mut lines = String::new();
+        for entry in pending {
+            let hash = entry.content.map(|c| content_hash(c.as_bytes()));
+            let previous = latest.get(entry.file).cloned().flatten();
+            let unchanged = match (&previous, &hash) {
+                (previous, None) => previous.is_none(),
+                (Some(previous), Some(hash)) => previous == hash,
+                (None, Some(_)) => false,
+            };
+            if unchanged {
+                recorded.push(None);
+                continue;
+            }
+            let summary = match (entry.summary, &previous, entry.content) {
+                (Some(summary), _, _) => summary.to_owned(),
+                (None, _, None) => "deleted".to_owned(),
+                (None, None, Some(_)) => "created".to_owned(),
+                (None, Some(previous), Some(content)) => {
+                    let (added, removed) = line_counts(&store.blob(previous)?, content);
+                    format!("+{added} \u{2212}{removed} lines")
+                }
+            };
+            if let (Some(hash), Some(content)) = (&hash, entry.content) {
+                store.put_blob(hash, content)?;
+            }
+            next += 1;
+            let version = Version {
+                version: format_version_number(next),
+                file: entry.file.to_owned(),
+                memory_dir: memory_dir.clone(),
+                actor: entry.actor,
+                time: time.clone(),
+                hash: hash.clone(),
+                summary,
+            };
+            let line = serde_json::to_string(&version).map_err(|e| {
+                Error::InvalidInput(format!("{}: cannot encode version: {e}", entry.file))
+            })?;
+            lines.push_str(&line);
+            lines.push('\n');
+            latest.insert(entry.file.to_owned(), hash);
+            recorded.push(Some(version));
+        }
+        if !lines.is_empty() {
+            // The counter goes first: a crash between the two leaves a gap in the ids, never a
+            // reused id.
+            store.set_last_number(next)?;
+            append_lines(&log_path, &lines)?;
+        }
+        Ok(recorded)
+    }
+
+    /// The versions of `memory_dir` (of one file if given), newest first.
+    pub fn history(&self, memory_dir: &Path, file: Option<&str>) -> Result<Vec<Version>> {
+        if let Some(file) = file {
+            check_file_key(memory_dir, file)?;
+        }
+        let store = self.history_store();
+        let mut versions = read_log(&store.log_path(&resolved_path(memory_dir)))?;
+        if let Some(file) = file {
+            versions.retain(|v| v.file == file);
+        }
+        versions.reverse();
+        Ok(versions)
+    }
+
+    /// The version with this id, from any memory dir; [`Error::NotFound`] if there is none.
+    pub fn find_version(&self, version_id: &str) -> Result<Version> {
+        let not_found = || Error::NotFound(PathBuf::from(version_id));
+        if parse_version_number(version_id).is_none() {
+            return Err(not_found());
+        }
+        let store = self.history_store();
+        for log in store.logs()? {
+            if let Some(version) = read_log(&log)?
+                .into_iter()
+                .find(|v| v.version == version_id)
+            {
+                return Ok(version);
+            }
+        }
+        Err(not_found())
+    }
+
+    /// The content of a version; `None` for a deletion.
+    pub fn version_content(&self, version_id: &str) -> Result<Option<String>> {
+        let version = self.find_version(version_id)?;
+        version
+            .hash
+            .map(|hash| self.history_store().blob(&hash))
+            .transpose()
+    }
+
+    /// A unified diff from version `a` to version `b` (a deletion diffs as an empty file). The
+    /// headers name the file and the version: `a/<file>\tv000012`.
+    pub fn diff_versions(&self, a: &str, b: &str) -> Result<String> {
+        let (old, new) = (self.find_version(a)?, self.find_version(b)?);
+        let old_text = self.version_content(a)?.unwrap_or_default();
+        let new_text = self.version_content(b)?.unwrap_or_default();
+        Ok(unified_diff(
+            &format!("a/{}\t{}", old.file, old.version),
+            &format!("b/{}\t{}", new.file, new.version),
+            &old_text,
+            &new_text,
+        ))
+    }
+
+    /// Puts the file of `version_id` back to that version's content (deleting it if that version
+    /// is a deletion), through the same conflict-checked path as every change, and records the
+    /// result as a new version by the user. A revert is itself a version and can be reverted.
+    /// If the file already holds that content, nothing is written and its latest version is
+    /// returned.
+    pub fn revert(&self, version_id: &str) -> Result<Version> {
+        let target = self.find_version(version_id)?;
+        let content = self.version_content(version_id)?;
+        let memory_dir = target.memory_dir.clone();
+        let path = changeset::confined_path(&memory_dir, &target.file)?;
+        let current = changeset::read_optional(&path)?;
+        // Whatever is on disk now is a state the user may want back after the revert.
+        self.record_version(
+            &memory_dir,
+            &target.file,
+            current.as_deref(),
+            Actor::External,
+        )?;
+
+        if current == content {
+            return self
+                .history(&memory_dir, Some(&target.file))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::NotFound(path.clone()));
+        }
+        let reason = format!("revert to {version_id}");
+        let mut set = ChangeSet::new(&memory_dir);
+        match content {
+            Some(content) => set.stage_write_over(&target.file, current, content, &reason)?,
+            None => set.stage_delete(&target.file, &reason)?,
+        }
+        let summary = format!("reverted to {version_id}");
+        let results = self.apply_changes(&set, Actor::User, Some(&summary))?;
+        match results.into_iter().next() {
+            Some(changeset::FileResult::Written(Ok(Some(version)))) => Ok(version),
+            Some(changeset::FileResult::Written(Ok(None))) | None => self
+                .history(&memory_dir, Some(&target.file))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::NotFound(path.clone())),
+            Some(changeset::FileResult::Written(Err(e)))
+            | Some(changeset::FileResult::Failed(e)) => Err(e),
+        }
+    }
+
+    /// Brings history up to date with `memory_dir` as it is now: every memory file (`*.md` at any
+    /// depth, outside dot-directories) whose content differs from its latest recorded version is
+    /// recorded, and every recorded file that is gone is recorded as deleted, all as `external`.
+    /// Run when Engram opens a dir, so the first edit has something to diff against and changes
+    /// made while Engram was closed are not lost. A dir that does not exist records nothing.
+    pub fn baseline_history(&self, memory_dir: &Path) -> Result<Vec<Version>> {
+        if !memory_dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let files = memory_files(memory_dir)?;
+        let mut contents = Vec::with_capacity(files.len());
+        for file in &files {
+            // A file that is not UTF-8 is not a memory Claude Code can read; leave it out.
+            match disk::read_text(&memory_dir.join(file)) {
+                Ok(text) => contents.push((file.as_str(), Some(text))),
+                Err(Error::Parse { .. } | Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let recorded = self.history(memory_dir, None)?;
+        let mut gone: Vec<&str> = Vec::new();
+        for version in &recorded {
+            let is_latest = recorded
+                .iter()
+                .find(|v| v.file == version.file)
+                .is_some_and(|latest| latest.version == version.version);
+            // Only memory files are walked; a recorded non-memory file (a snapshot marker
+            // written through a change set) is not "gone" just because the walk skips it.
+            if is_latest
+                && version.hash.is_some()
+                && is_memory_file_key(&version.file)
+                && !files.contains(&version.file)
+            {
+                gone.push(&version.file);
+            }
+        }
+        let pending: Vec<PendingVersion<'_>> = contents
+            .iter()
+            .map(|(file, text)| PendingVersion {
+                file,
+                content: text.as_deref(),
+                actor: Actor::External,
+                summary: None,
+            })
+            .chain(gone.iter().map(|file| PendingVersion {
+                file,
+                content: None,
+                actor: Actor::External,
+                summary: None,
+            }))
+            .collect();
+        Ok(self
+            .record_versions(memory_dir, &pending)?
+            .into_iter()
+            .flatten()
+            .collect())
+    }
+
+    /// The content hash of every memory file whose latest recorded version is not a deletion.
+    pub(crate) fn recorded_memory_files(
+        &self,
+        memory_dir: &Path,
+    ) -> Result<std::collections::BTreeMap<String, String>> {
+        let mut latest = std::collections::BTreeMap::new();
+        for version in read_log(&self.history_store().log_path(&resolved_path(memory_dir)))? {
+            match version.hash {
+                Some(hash) if is_memory_file_key(&version.file) => {
+                    latest.insert(version.file, hash);
+                }
+                _ => {
+                    latest.remove(&version.file);
+                }
+            }
+        }
+        Ok(latest)
+    }
+
+    fn history_store(&self) -> Store {
+        Store {
+            root: self.engram_home().join("history"),
+        }
+    }
+}
+
+/// The on-disk store; see the module docs for its layout.
+struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    fn lock(&self) -> Result<fs::File> {
+        fs::create_dir_all(&self.root).at(&self.root)?;
+        let path = self.root.join("lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .at(&path)?;
+        // flock: held per open file, so threads of one process exclude each other too; released
+        // when the returned file is dropped.
+        FileExt::lock_exclusive(&file).at(&path)?;
+        Ok(file)
+    }
+
+    fn log_path(&self, memory_dir: &Path) -> PathBuf {
+        self.root
+            .join("dirs")
+            .join(dir_folder_name(memory_dir))
+            .join("log.jsonl")
+    }
+
+    /// Every memory dir's log.
+    fn logs(&self) -> Result<Vec<PathBuf>> {
+        let dirs = self.root.join("dirs");
+        let entries = match fs::read_dir(&dirs) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&dirs, e)),
+        };
+        let mut logs = Vec::new();
+        for entry in entries {
+            let log = entry.at(&dirs)?.path().join("log.jsonl");
+            if log.is_file() {
+                logs.push(log);
+            }
+        }
+        logs.sort();
+        Ok(logs)
+    }
+
+    fn blob_path(&self, hash: &str) -> PathBuf {
+        let (shard, rest) = hash.split_at(hash.len().min(2));
+        self.root.join("blobs").join(shard).join(rest)
+    }
+
+    fn put_blob(&self, hash: &str, content: &str) -> Result<()> {
+        let path = self.blob_path(hash);
+        if path.is_file() {
+            return Ok(());
+        }
+        disk::atomic_write(&path, content.as_bytes())
+    }
+
+    /// A blob's content, checked against its hash.
+    fn blob(&self, hash: &str) -> Result<String> {
+        let path = self.blob_path(hash);
+        let text = disk::read_text(&path)?;
+        if content_hash(text.as_bytes()) != hash {
+            return Err(Error::parse(
+                &path,
+                None,
+                "history blob does not match its hash (corrupted)",
+            ));
+        }
+        Ok(text)
+    }
+
+    /// The last version number issued. Called under the lock.
+    fn last_number(&self) -> Result<u64> {
+        let path = self.root.join("counter");
+        match fs::read_to_string(&path) {
+            Ok(text) => {
+                if let Ok(n) = text.trim().parse() {
+                    return Ok(n);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&path, e)),
+        }
+        // Lost or damaged counter: the logs know every id ever issued.
+        let mut last = 0;
+        for log in self.logs()? {
+            for version in read_log(&log)? {
+                last = last.max(version.number().unwrap_or(0));
+            }
+        }
+        Ok(last)
+    }
+
+    fn set_last_number(&self, n: u64) -> Result<()> {
+        disk::atomic_write(&self.root.join("counter"), format!("{n}\n").as_bytes())
+    }
+}
+
+/// The versions in a log, oldest first. A missing log is empty; a line that does not parse (a
+/// torn last line from a crash, or one being appended right now) is skipped.
+fn read_log(path: &Path) -> Result<Vec<Version>> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect())
+}
+
+/// Appends whole lines in one write. If a crash left the log without a final newline, starts on a
+/// fresh line so the torn line stays alone (and skipped) instead of corrupting the new one.
+fn append_lines(path: &Path, lines: &str) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).at(parent)?;
+    }
+    let needs_newline = last_byte(path)?.is_some_and(|b| b != b'\n');
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .at(path)?;
+    let buffer = if needs_newline {
+        format!("\n{lines}")
+    } else {
+        lines.to_owned()
+    };
+    file.write_all(buffer.as_bytes()).at(path)?;
+    file.sync_data().at(path)
+}
+
+/// The last byte of a file; `None` if it is empty or missing.
+fn last_byte(path: &Path) -> Result<Option<u8>> {
+    let mut file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    if file.metadata().at(path)?.len() == 0 {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::End(-1)).at(path)?;
+    let mut byte = [0u8; 1];
+    file.read_exact(&mut byte).at(path)?;
+    Ok(Some(byte[0]))
+}
+
+fn format_version_number(n: u64) -> String {
+    format!("v{n:06}")
+}
+
+fn parse_version_number(id: &str) -> Option<u64> {
+    let digits = id.strip_prefix('v')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn iso_now(engine: &Engine) -> String {
+    chrono::DateTime::<chrono::Utc>::from(engine.clock().now())
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `<last two components, sanitized>-<16 hex of the SHA-256 of the full path>`.
+fn dir_folder_name(memory_dir: &Path) -> String {
+    let tail: Vec<String> = memory_dir
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    let readable: String = tail
+        .into_iter()
+        .rev()
+        .collect::<Vec<_>>()
+        .join("-")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(60)
+        .collect();
+    let hash = content_hash(memory_dir.to_string_lossy().as_bytes());
+    format!("{readable}-{}", &hash[..16])
+}
+
+/// `path` made absolute with symlinks resolved, as far as it exists: the deepest existing ancestor
+/// is canonicalized and the rest appended. So the same dir always maps to the same key, whether it
+/// was named through a symlink, relatively, or before it was created.
+pub(crate) fn resolved_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+/// Whether a relative key names a memory file: ends in `.md`, and no component is hidden (that
+/// also leaves out `disk::atomic_write`'s `.name.engram-….tmp` temp files and
+/// `.consolidate-lock`).
+pub(crate) fn is_memory_file_key(key: &str) -> bool {
+    key.ends_with(".md")
+        && key
+            .split('/')
+            .all(|part| !part.is_empty() && !part.starts_with('.'))
+}
+
+/// The memory files under `root` as sorted relative keys. Symlinks are not followed (a link to
+/// elsewhere is not part of this dir's history; a link loop must not hang the walk).
+pub(crate) fn memory_files(root: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&dir)?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let key = format!("{prefix}{name}");
+            let file_type = entry.file_type().at(entry.path())?;
+            if file_type.is_dir() {
+                pending.push((entry.path(), format!("{key}/")));
+            } else if file_type.is_file() && is_memory_file_key(&key) {
+                files.push(key);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// What one version changed: the version, the one of the same file before it, and the diff.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionChange {
+    pub version: Version,
+    /// `None`: the first version history has of the file.
+    pub previous: Option<Version>,
+    /// Unified diff from the previous version (or nothing) to this one, headed
+    /// `a/<file>\t<previous id>` / `b/<file>\t<id>`.
+    pub diff: String,
+}
+
+impl Engine {
+    /// What version `version_id` changed in its file, for the history view.
+    pub fn version_change(&self, version_id: &str) -> Result<VersionChange> {
+        let version = self.find_version(version_id)?;
+        let previous = self
+            .history(&version.memory_dir, Some(&version.file))?
+            .into_iter()
+            .skip_while(|v| v.version != version.version)
+            .nth(1);
+        let old_text = match &previous {
+            Some(previous) => self.version_content(&previous.version)?.unwrap_or_default(),
+            None => String::new(),
+        };
+        let new_text = self.version_content(version_id)?.unwrap_or_default();
+        let old_label = match &previous {
+            Some(previous) => format!("a/{}\t{}", previous.file, previous.version),
+            None => "/dev/null".to_owned(),
+        };
+        let diff = unified_diff(
+            &old_label,
+            &format!("b/{}\t{}", version.file, version.version),
+            &old_text,
+            &new_text,
+        );
+        Ok(VersionChange {
+            version,
+            previous,
+            diff,
+        })
+    }
+}
+
+impl crate::memdir::MemoryDir {
+    /// The versions of this dir (of one file if given), newest first — after recording, as
+    /// `external`, whatever history has not seen yet: files written or deleted while Engram was
+    /// not watching. So the list always ends in the state on disk, and every state shown can be
+    /// reverted to.
+    pub fn history(&self, file: Option<&str>) -> Result<Vec<Version>> {
+        match file {
+            Some(file) => {
+                let path = changeset::confined_path(self.root(), file)?;
+                let current = changeset::read_optional(&path)?;
+                self.engine().record_version(
+                    self.root(),
+                    file,
+                    current.as_deref(),
+                    Actor::External,
+                )?;
+            }
+            None => {
+                self.engine().baseline_history(self.root())?;
+            }
+        }
+        self.engine().history(self.root(), file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::environment::Environment;
+    use crate::error::ErrorKind;
+    use crate::testing::fixtures::TempMemoryDir;
+
+    /// A memory dir where Claude Code keeps a project's.
+    fn fixture() -> TempMemoryDir {
+        TempMemoryDir::new("projects/-home-u-app/memory")
+    }
+
+    fn record(
+        fx: &TempMemoryDir,
+        file: &str,
+        content: Option<&str>,
+        actor: Actor,
+    ) -> Option<Version> {
+        fx.engine
+            .record_version(&fx.root, file, content, actor)
+            .expect("record")
+    }
+
+    #[test]
+    fn versions_are_recorded_once_per_change_with_summary_time_and_actor() {
+        let fx = fixture();
+        let v1 = record(&fx, "a.md", Some("one\n"), Actor::External).expect("created");
+        assert_eq!(v1.summary, "created");
+        assert_eq!(
+            v1.time, "2026-11-18T11:06:40.123Z",
+            "time comes from the engine's clock"
+        );
+        assert_eq!(
+            record(&fx, "a.md", Some("one\n"), Actor::Dream),
+            None,
+            "identical: skipped"
+        );
+        fx.clock.advance(Duration::from_secs(60));
+        let v2 = record(&fx, "a.md", Some("one\ntwo\nthree\n"), Actor::Dream).expect("modified");
+        assert_eq!(v2.summary, "+2 \u{2212}0 lines");
+        assert_eq!(v2.actor, Actor::Dream);
+        assert_eq!(v2.time, "2026-11-18T11:07:40.123Z");
+        let v3 = record(&fx, "a.md", None, Actor::User).expect("deleted");
+        assert_eq!((v3.summary.as_str(), v3.hash.as_deref()), ("deleted", None));
+        assert_eq!(
+            record(&fx, "a.md", None, Actor::User),
+            None,
+            "already deleted"
+        );
+        assert_eq!(
+            record(&fx, "never.md", None, Actor::User),
+            None,
+            "never seen"
+        );
+        let v4 = record(&fx, "a.md", Some("one\n"), Actor::External).expect("back");
+        assert_eq!(
+            v4.summary, "created",
+            "a file coming back after a delete is created"
+        );
+        assert_eq!(v4.hash, v1.hash, "same content, same blob");
+
+        let ids: Vec<&str> = [&v1, &v2, &v3, &v4]
+            .iter()
+            .map(|v| v.version.as_str())
+            .collect();
+        assert_eq!(ids, vec!["v000001", "v000002", "v000003", "v000004"]);
+        assert_eq!(
+            fs::read_dir(fx.temp.path().join("engram/history/blobs"))
+                .expect("blobs")
+                .count(),
+            2,
+            "two distinct contents, two blobs"
+        );
+        assert!(
+            memory_files(&fx.root).expect("walk").is_empty(),
+            "history never writes into the memory dir"
+        );
+    }
+
+    #[test]
+    fn history_lists_newest_first_and_filters_by_file() {
+        let fx = fixture();
+        record(&fx, "a.md", Some("a1"), Actor::External);
+        record(&fx, "b.md", Some("b1"), Actor::Dream);
+        record(&fx, "a.md", Some("a2"), Actor::User);
+        let all: Vec<String> = fx
+            .engine
+            .history(&fx.root, None)
+            .expect("history")
+            .into_iter()
+            .map(|v| format!("{} {}", v.version, v.file))
+            .collect();
+        assert_eq!(all, vec!["v000003 a.md", "v000002 b.md", "v000001 a.md"]);
+        let a = fx.engine.history(&fx.root, Some("a.md")).expect("history");
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0].memory_dir, fx.root.canonicalize().expect("canonical"));
+
+        let json = serde_json::to_value(&a[0]).expect("serialize");
+        for key in [
+            "version",
+            "file",
+            "actor",
+            "time",
+            "summary",
+            "memoryDir",
+            "hash",
+        ] {
+            assert!(json.get(key).is_some(), "missing {key} in {json}");
+        }
+        assert_eq!(json["actor"], "user");
+
+        let other = fx.temp.path().join("other/memory");
+        fs::create_dir_all(&other).expect("other dir");
+        assert!(
+            fx.engine.history(&other, None).expect("history").is_empty(),
+            "each memory dir has its own history"
+        );
+    }
+
+    #[test]
+    fn the_same_dir_named_through_a_symlink_or_a_trailing_slash_shares_its_history() {
+        let fx = fixture();
+        record(&fx, "a.md", Some("a1"), Actor::External);
+        let slashed = PathBuf::from(format!("{}/", fx.root.display()));
+        assert_eq!(fx.engine.history(&slashed, None).expect("history").len(), 1);
+        #[cfg(unix)]
+        {
+            let link = fx.temp.path().join("link");
+            std::os::unix::fs::symlink(&fx.root, &link).expect("symlink");
+            assert_eq!(fx.engine.history(&link, None).expect("history").len(), 1);
+        }
+    }
+
+    #[test]
+    fn concurrent_appends_from_two_engines_lose_nothing_and_never_reuse_an_id() {
+        let fx = fixture();
+        let threads: Vec<_> = (0..2)
+            .map(|t| {
+                // A separate engine per thread stands for the CLI and the app: nothing shared in
+                // memory, only the store on disk.
+                let engine = Engine::builder(Environment::empty())
+                    .engram_home(fx.temp.path().join("engram"))
+                    .build();
+                let root = fx.root.clone();
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        engine
+                            .record_version(
+                                &root,
+                                &format!("t{t}.md"),
+                                Some(&format!("content {i}\n")),
+                                Actor::External,
+                            )
+                            .expect("record");
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().expect("thread");
+        }
+        let versions = fx.engine.history(&fx.root, None).expect("history");
+        assert_eq!(versions.len(), 80, "every append kept");
+        let mut ids: Vec<u64> = versions.iter().filter_map(Version::number).collect();
+        let log_order = ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 80, "ids are unique");
+        let mut newest_first = ids.clone();
+        newest_first.reverse();
+        assert_eq!(log_order, newest_first, "ids increase in log order");
+        let log = fs::read_to_string(fx.engine.history_store().log_path(&resolved_path(&fx.root)))
+            .expect("log");
+        assert!(
+            log.lines()
+                .all(|l| serde_json::from_str::<Version>(l).is_ok()),
+            "no torn line"
+        );
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_the_next_append_starts_on_a_new_line() {
+        let fx = fixture();
+        record(&fx, "a.md", Some("a1"), Actor::External);
+        let log = fx.engine.history_store().log_path(&resolved_path(&fx.root));
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .expect("open log");
+        file.write_all(b"{\"version\":\"v0000").expect("tear");
+        drop(file);
+        assert_eq!(fx.engine.history(&fx.root, None).expect("history").len(), 1);
+        record(&fx, "a.md", Some("a2"), Actor::External).expect("recorded");
+        let versions = fx.engine.history(&fx.root, None).expect("history");
+        assert_eq!(
+            versions.len(),
+            2,
+            "the new line parses despite the torn one"
+        );
+        assert_eq!(versions[0].version, "v000002");
+    }
+
+    #[test]
+    fn a_lost_counter_is_rebuilt_from_the_logs() {
+        let fx = fixture();
+        record(&fx, "a.md", Some("a1"), Actor::External);
+        record(&fx, "a.md", Some("a2"), Actor::External);
+        fs::remove_file(fx.temp.path().join("engram/history/counter")).expect("lose counter");
+        let v = record(&fx, "a.md", Some("a3"), Actor::External).expect("recorded");
+        assert_eq!(v.version, "v000003");
+    }
+
+    #[test]
+    fn version_content_and_diff_read_back_what_was_recorded() {
+        let fx = fixture();
+        let v1 = record(&fx, "a.md", Some("one\ntwo\n"), Actor::External).expect("v1");
+        let v2 = record(&fx, "a.md", Some("one\n2\n"), Actor::Dream).expect("v2");
+        let v3 = record(&fx, "a.md", None, Actor::User).expect("v3");
+        assert_eq!(
+            fx.engine
+                .version_content(&v1.version)
+                .expect("content")
+                .as_deref(),
+            Some("one\ntwo\n")
+        );
+        assert_eq!(
+            fx.engine.version_content(&v3.version).expect("content"),
+            None
+        );
+        let diff = fx
+            .engine
+            .diff_versions(&v1.version, &v2.version)
+            .expect("diff");
+        assert_eq!(
+            diff,
+            "--- a/a.md\tv000001\n+++ b/a.md\tv000002\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+        );
+        let to_deleted = fx
+            .engine
+            .diff_versions(&v2.version, &v3.version)
+            .expect("diff");
+        assert!(to_deleted.contains("-one\n-2\n"), "{to_deleted}");
+        for missing in ["v999999", "nonsense", "v"] {
+            let err = fx.engine.version_content(missing).expect_err("unknown id");
+            assert_eq!(err.kind(), ErrorKind::NotFound, "{missing}");
+        }
+    }
+
+    #[test]
+    fn a_corrupted_blob_is_reported_not_returned() {
+        let fx = fixture();
+        let v = record(&fx, "a.md", Some("true content"), Actor::External).expect("v");
+        let blob = fx
+            .engine
+            .history_store()
+            .blob_path(v.hash.as_deref().expect("hash"));
+        fs::write(&blob, "tampered").expect("tamper");
+        let err = fx
+            .engine
+            .version_content(&v.version)
+            .expect_err("corrupted");
+        assert_eq!(err.kind(), ErrorKind::Parse);
+    }
+
+    #[test]
+    fn revert_restores_content_as_a_new_user_version() {
+        let fx = fixture();
+        fx.write("a.md", "good\n");
+        let good = record(&fx, "a.md", Some("good\n"), Actor::External).expect("good");
+        let mut set = ChangeSet::new(&fx.root);
+        set.stage_write("a.md", "bad dream\n".to_owned(), "consolidate")
+            .expect("stage");
+        fx.engine
+            .apply_change_set(&set, Actor::Dream)
+            .expect("apply");
+
+        let reverted = fx.engine.revert(&good.version).expect("revert");
+        assert_eq!(fx.read("a.md").as_deref(), Some("good\n"));
+        assert_eq!(reverted.actor, Actor::User);
+        assert_eq!(reverted.summary, format!("reverted to {}", good.version));
+        assert_eq!(reverted.hash, good.hash);
+        assert_eq!(
+            fx.actors("a.md"),
+            vec![Actor::User, Actor::Dream, Actor::External]
+        );
+
+        let again = fx.engine.revert(&good.version).expect("revert again");
+        assert_eq!(
+            again.version, reverted.version,
+            "already there: no new version"
+        );
+    }
+
+    #[test]
+    fn reverting_to_a_deletion_deletes_and_reverting_past_it_recreates() {
+        let fx = fixture();
+        fx.write("a.md", "alive\n");
+        let alive = record(&fx, "a.md", Some("alive\n"), Actor::External).expect("alive");
+        fs::remove_file(fx.root.join("a.md")).expect("delete");
+        let deleted = record(&fx, "a.md", None, Actor::External).expect("deleted");
+        fx.write("a.md", "recreated by Claude\n");
+
+        let reverted = fx
+            .engine
+            .revert(&deleted.version)
+            .expect("revert to deletion");
+        assert_eq!(fx.read("a.md"), None, "reverting to a deletion deletes");
+        assert_eq!(reverted.hash, None);
+        let history = fx.engine.history(&fx.root, Some("a.md")).expect("history");
+        assert_eq!(
+            history[1].actor,
+            Actor::External,
+            "the unseen recreation was kept before being reverted"
+        );
+        assert_eq!(
+            fx.engine
+                .version_content(&history[1].version)
+                .expect("content")
+                .as_deref(),
+            Some("recreated by Claude\n")
+        );
+
+        fx.engine.revert(&alive.version).expect("revert to alive");
+        assert_eq!(fx.read("a.md").as_deref(), Some("alive\n"));
+    }
+
+    #[test]
+    fn baseline_records_every_memory_file_once_and_later_catches_up() {
+        let fx = fixture();
+        fx.write("MEMORY.md", "- [A](a.md) — a\n");
+        fx.write("a.md", "a\n");
+        fx.write("team/t.md", "t\n");
+        fx.write("notes.txt", "not a memory\n");
+        fx.write(".consolidate-lock", "123");
+        fx.write(".a.md.engram-1-0.tmp", "temp");
+        fx.write(".hidden/x.md", "hidden\n");
+
+        let first = fx.engine.baseline_history(&fx.root).expect("baseline");
+        let mut files: Vec<&str> = first.iter().map(|v| v.file.as_str()).collect();
+        files.sort_unstable();
+        assert_eq!(files, vec!["MEMORY.md", "a.md", "team/t.md"]);
+        assert!(first.iter().all(|v| v.actor == Actor::External));
+        assert!(
+            fx.engine
+                .baseline_history(&fx.root)
+                .expect("again")
+                .is_empty(),
+            "nothing changed, nothing recorded"
+        );
+
+        // A non-memory file written through a change set is not walked, so not "gone" either.
+        fx.write(".snapshot-synced.json", "{}");
+        record(&fx, ".snapshot-synced.json", Some("{}"), Actor::Snapshot);
+
+        // Changes made while Engram was closed.
+        fx.write("a.md", "a changed\n");
+        fs::remove_file(fx.root.join("team/t.md")).expect("delete");
+        let later = fx.engine.baseline_history(&fx.root).expect("catch up");
+        let summaries: Vec<String> = later
+            .iter()
+            .map(|v| format!("{} {}", v.file, v.summary))
+            .collect();
+        assert_eq!(
+            summaries,
+            vec!["a.md +1 \u{2212}1 lines", "team/t.md deleted"]
+        );
+
+        let missing = fx.temp.path().join("nowhere");
+        assert!(fx
+            .engine
+            .baseline_history(&missing)
+            .expect("missing")
+            .is_empty());
+    }
+
+    #[test]
+    fn memory_file_keys_exclude_hidden_and_non_markdown_files() {
+        assert!(is_memory_file_key("a.md"));
+        assert!(is_memory_file_key("logs/2026/11/2026-11-22.md"));
+        assert!(!is_memory_file_key(".a.md.engram-1-2.tmp"));
+        assert!(!is_memory_file_key(".consolidate-lock"));
+        assert!(!is_memory_file_key("dir/.hidden.md"));
+        assert!(!is_memory_file_key("a.md.tmp"));
+    }
+
+    #[test]
+    fn listing_a_dir_s_history_first_records_what_changed_behind_engram_s_back() {
+        let fx = fixture();
+        fx.write("a.md", "one\n");
+        let dir = fx.engine.memory_dir(&fx.root);
+        let listed = dir.history(None).expect("history");
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            (listed[0].actor, listed[0].summary.as_str()),
+            (Actor::External, "created")
+        );
+
+        // Claude rewrites it; the next listing of that file ends in the disk's state.
+        fx.write("a.md", "one\ntwo\n");
+        let listed = dir.history(Some("a.md")).expect("history of a.md");
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].actor, Actor::External);
+        assert_eq!(listed[0].summary, "+1 \u{2212}0 lines");
+        assert_eq!(
+            fx.engine
+                .version_content(&listed[0].version)
+                .expect("content")
+                .as_deref(),
+            Some("one\ntwo\n")
+        );
+        fs::remove_file(fx.root.join("a.md")).expect("rm");
+        assert_eq!(
+            dir.history(Some("a.md")).expect("history")[0].summary,
+            "deleted"
+        );
+        assert_eq!(
+            dir.history(Some("a.md")).expect("again").len(),
+            3,
+            "listing twice records nothing new"
+        );
+        assert_eq!(
+            dir.history(Some("../x.md")).expect_err("outside").kind(),
+            ErrorKind::PathDenied
+        );
+    }
+
+    #[test]
+    fn a_version_change_diffs_against_the_previous_version_of_its_file() {
+        let fx = fixture();
+        let first = record(&fx, "a.md", Some("one\n"), Actor::External).expect("v1");
+        record(&fx, "b.md", Some("other\n"), Actor::User);
+        let second = record(&fx, "a.md", Some("one\ntwo\n"), Actor::User).expect("v3");
+
+        let change = fx.engine.version_change(&second.version).expect("change");
+        assert_eq!(
+            change.previous.as_ref().map(|v| v.version.as_str()),
+            Some(first.version.as_str())
+        );
+        assert_eq!(
+            change.diff,
+            format!(
+                "--- a/a.md\t{}\n+++ b/a.md\t{}\n@@ -1 +1,2 @@\n one\n+two\n",
+                first.version, second.version
+            )
+        );
+        let change = fx.engine.version_change(&first.version).expect("first");
+        assert_eq!(change.previous, None);
+        assert!(
+            change.diff.starts_with("--- /dev/null\n"),
+            "{}",
+            change.diff
+        );
+        assert_eq!(
+            fx.engine
+                .version_change("v999999")
+                .expect_err("unknown")
+                .kind(),
+            ErrorKind::NotFound
+        );
+    }
+}

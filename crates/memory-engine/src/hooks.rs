@@ -1,0 +1,796 @@
+//! Engram inside Claude Code, through its hooks (`FORMATS.md` §11).
+//!
+//! **The prompt hook.** Claude Code runs `engram hook user-prompt-submit` before each prompt,
+//! with JSON on stdin (`session_id`, `transcript_path`, `cwd`, `prompt`, `hook_event_name`, …).
+//! [`Engine::user_prompt_submit`] resolves the project's memory dir from `cwd` as Claude Code
+//! does, recalls memories for the prompt (skipping single-word prompts, files this session has
+//! already been shown, and everything once the session's budget is spent), remembers what it
+//! surfaced under `<engram home>/sessions/<id>/surfaced.json`, and returns the JSON Claude Code
+//! accepts from a UserPromptSubmit hook:
+//! `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`, which
+//! reaches the model as `UserPromptSubmit hook additional context: …`. The CLI adds the time
+//! budget and the rule that any failure prints nothing.
+//!
+//! **Installing it.** [`Engine::install_hooks`] adds one group to `hooks.UserPromptSubmit` in the
+//! user's `settings.json` under the Claude config home; [`Engine::uninstall_hooks`] removes it;
+//! [`Engine::hooks_status`] reports. Edits are splices ([`crate::json_edit`]): every byte that is
+//! not Engram's entry stays as it was, installing twice is installing once, and uninstalling right
+//! after installing gives back the original bytes. An Engram entry is recognised by its command
+//! (a program named `engram` run with `hook user-prompt-submit`), so an entry written by an older
+//! install at another path is updated rather than duplicated.
+//!
+//! Before every change the current file is copied to
+//! `<engram home>/backups/claude-settings/settings.json.<UTC timestamp>`: in Engram's own data dir,
+//! not next to `settings.json`, because `~/.claude` is Claude Code's (often kept in a dotfiles
+//! repository or synced) and Engram never leaves its files in another program's directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::LlmOverrides;
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::json_edit::{self, Node, Style};
+use crate::recall::{additional_context, RecallReport, RecallRequest};
+
+/// The event Engram's recall hook runs on.
+pub const PROMPT_EVENT: &str = "UserPromptSubmit";
+/// More Engram entries than this in one file is not something an uninstall should chase.
+const MAX_ENTRIES_REMOVED: usize = 64;
+/// The arguments after the program in the installed command.
+pub const PROMPT_HOOK_ARGS: &str = "hook user-prompt-submit";
+
+/// What Claude Code sends a UserPromptSubmit hook on stdin (fields Engram does not use are
+/// ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct UserPromptSubmitInput {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    pub cwd: PathBuf,
+    pub prompt: String,
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+}
+
+/// Reads the hook's stdin; anything but a UserPromptSubmit payload is an error.
+pub fn parse_user_prompt_submit(stdin: &str) -> Result<UserPromptSubmitInput> {
+    let input: UserPromptSubmitInput = serde_json::from_str(stdin).map_err(|e| {
+        Error::parse(
+            "<stdin>",
+            Some(e.line()),
+            format!("not a UserPromptSubmit hook payload: {e}"),
+        )
+    })?;
+    match input.hook_event_name.as_deref() {
+        None | Some(PROMPT_EVENT) => Ok(input),
+        Some(other) => Err(Error::InvalidInput(format!(
+            "hook payload is for `{other}`, not {PROMPT_EVENT}"
+        ))),
+    }
+}
+
+/// Whether Claude Code would treat `prompt` as a query for recall: not a single word.
+pub fn is_recall_query(prompt: &str) -> bool {
+    prompt.split_whitespace().nth(1).is_some()
+}
+
+/// The JSON a UserPromptSubmit hook prints to add `context` for the model.
+pub fn prompt_hook_output(context: &str) -> String {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": PROMPT_EVENT,
+            "additionalContext": context,
+        }
+    })
+    .to_string()
+}
+
+/// What the prompt hook did: the recall behind it, and the line to print (`None`: print
+/// nothing).
+#[derive(Debug, Clone)]
+pub struct PromptHookOutcome {
+    pub report: Option<RecallReport>,
+    pub output: Option<String>,
+}
+
+impl Engine {
+    /// The prompt hook's time budget: `flag`, else `[hooks] budget_ms`, else 2 s.
+    pub fn hook_budget(&self, flag: Option<Duration>) -> Duration {
+        flag.unwrap_or_else(|| {
+            self.load_config()
+                .map(|c| c.hooks.budget())
+                .unwrap_or(crate::config::DEFAULT_HOOK_BUDGET)
+        })
+    }
+
+    /// Handles one UserPromptSubmit hook call (`stdin` is its payload). Uses the configured
+    /// provider unless `overrides` say otherwise. Errors are for the caller to swallow: a hook
+    /// must never get in the user's way.
+    pub async fn user_prompt_submit(
+        &self,
+        stdin: &str,
+        overrides: &LlmOverrides,
+        cancel: &CancellationToken,
+    ) -> Result<PromptHookOutcome> {
+        let nothing = PromptHookOutcome {
+            report: None,
+            output: None,
+        };
+        let input = parse_user_prompt_submit(stdin)?;
+        if !is_recall_query(&input.prompt) {
+            return Ok(nothing);
+        }
+        let engine = self.clone();
+        let cwd = input.cwd.clone();
+        let overrides = overrides.clone();
+        // Settings, the memory dir and the API key (a keyring read may block on D-Bus) are
+        // found off the async threads.
+        let prepared = tokio::task::spawn_blocking(move || {
+            if !engine.auto_memory_enabled(&cwd) {
+                return Ok(None);
+            }
+            let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
+            let config = engine.load_config()?;
+            let settings = engine.llm_settings(&config, &overrides);
+            let client = engine.llm_client(&settings)?;
+            Ok::<_, Error>(Some((memory_dir, client)))
+        })
+        .await
+        .map_err(|e| Error::InvalidInput(format!("hook worker failed: {e}")))??;
+        let Some((memory_dir, client)) = prepared else {
+            return Ok(nothing);
+        };
+        let request = RecallRequest {
+            query: input.prompt.clone(),
+            limit: 0,
+            exclude: Vec::new(),
+            session: input.session_id.clone(),
+        };
+        let report = self.recall(&memory_dir, &request, client, cancel).await?;
+        if report.results.is_empty() {
+            return Ok(PromptHookOutcome {
+                report: Some(report),
+                output: None,
+            });
+        }
+        if let Some(session) = &input.session_id {
+            self.record_surfaced(session, &report.results)?;
+        }
+        let output = prompt_hook_output(&additional_context(&report.results));
+        Ok(PromptHookOutcome {
+            report: Some(report),
+            output: Some(output),
+        })
+    }
+}
+
+/// The command line Claude Code should run for the prompt hook with `program` (the `engram`
+/// binary), quoted for a POSIX shell when it needs to be.
+pub fn prompt_hook_command(program: &Path) -> String {
+    format!(
+        "{} {PROMPT_HOOK_ARGS}",
+        shell_quote(&program.to_string_lossy())
+    )
+}
+
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The first word of a shell command line, unquoted, and the rest.
+fn split_program(command: &str) -> (String, &str) {
+    let command = command.trim_start();
+    let mut program = String::new();
+    let mut chars = command.char_indices().peekable();
+    let mut quote: Option<char> = None;
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => return (program, &command[i..]),
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None | Some('"'), '\\') => {
+                if let Some((_, next)) = chars.next() {
+                    program.push(next);
+                }
+            }
+            (_, c) => program.push(c),
+        }
+    }
+    (program, "")
+}
+
+/// Whether `command` is Engram's prompt hook (any install path).
+pub fn is_engram_prompt_command(command: &str) -> bool {
+    let (program, rest) = split_program(command);
+    let name = Path::new(&program)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let mut args = rest.split_whitespace();
+    (name == "engram" || name == "engram.exe")
+        && PROMPT_HOOK_ARGS
+            .split(' ')
+            .all(|word| args.next() == Some(word))
+}
+
+/// Where Engram's hook stands in `settings.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookStatus {
+    pub settings_file: PathBuf,
+    pub event: &'static str,
+    pub installed: bool,
+    /// The command of the installed entry.
+    pub command: Option<String>,
+    /// What `install` writes.
+    pub expected_command: String,
+    /// Installed with exactly the expected command.
+    pub up_to_date: bool,
+    /// Backups Engram made of this file, newest first.
+    pub backups: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookAction {
+    Installed,
+    Updated,
+    Removed,
+    Unchanged,
+}
+
+/// What `install` or `uninstall` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookChange {
+    pub action: HookAction,
+    pub settings_file: PathBuf,
+    pub command: String,
+    /// The copy of the previous file (none when nothing changed or there was no file).
+    pub backup: Option<PathBuf>,
+}
+
+/// One Engram command found in the settings: the path of its `command` string node.
+struct Found {
+    /// Index of the group in `hooks.UserPromptSubmit`.
+    group: usize,
+    /// Index of the hook in the group's `hooks`.
+    hook: usize,
+    command: String,
+}
+
+fn engram_entries(root: &Node) -> Vec<Found> {
+    let Some(groups) = root
+        .member("hooks")
+        .and_then(|h| h.value.member(PROMPT_EVENT))
+        .and_then(|e| e.value.elements())
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let Some(hooks) = group.member("hooks").and_then(|h| h.value.elements()) else {
+            continue;
+        };
+        for (h, hook) in hooks.iter().enumerate() {
+            if let Some(command) = hook.member("command").and_then(|c| c.value.as_str()) {
+                if is_engram_prompt_command(command) {
+                    found.push(Found {
+                        group: g,
+                        hook: h,
+                        command: command.to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The `hooks.UserPromptSubmit` array and the `hooks` array of its group number `group`.
+fn group_nodes(root: &Node, group: usize) -> Option<(&Node, &Node)> {
+    let event = &root.member("hooks")?.value.member(PROMPT_EVENT)?.value;
+    let hooks = &event.elements()?.get(group)?.member("hooks")?.value;
+    Some((event, hooks))
+}
+
+/// The settings as values, with Engram's prompt-hook commands taken out and the groups, event
+/// list and `hooks` object that leaves empty dropped: an edit is safe to write only if this is
+/// the same before and after it (a safety net under the splicing).
+fn without_engram(text: &str) -> Option<Value> {
+    let mut value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
+    let Some(hooks) = value.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return Some(value);
+    };
+    if let Some(groups) = hooks.get_mut(PROMPT_EVENT).and_then(Value::as_array_mut) {
+        for group in groups.iter_mut() {
+            if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                list.retain(|hook| {
+                    !hook
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_engram_prompt_command)
+                });
+            }
+        }
+        groups.retain(|group| {
+            group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_none_or(|list| !list.is_empty())
+        });
+        if groups.is_empty() {
+            hooks.remove(PROMPT_EVENT);
+        }
+    }
+    if hooks.is_empty() {
+        if let Some(root) = value.as_object_mut() {
+            root.remove("hooks");
+        }
+    }
+    Some(value)
+}
+
+fn parse_settings(path: &Path, text: &str) -> Result<Node> {
+    let root = json_edit::parse(text).map_err(|message| {
+        let line = message
+            .strip_prefix("line ")
+            .and_then(|rest| rest.split(':').next())
+            .and_then(|n| n.parse().ok());
+        let message = message
+            .split_once(": ")
+            .map_or(message.clone(), |(_, m)| m.to_owned());
+        Error::parse(path, line, message)
+    })?;
+    if root.members().is_none() {
+        return Err(Error::parse(path, None, "not a JSON object"));
+    }
+    Ok(root)
+}
+
+fn type_error(path: &Path, what: &str) -> Error {
+    Error::parse(
+        path,
+        None,
+        format!("`{what}` is not what Claude Code expects there; not touching the file"),
+    )
+}
+
+impl Engine {
+    /// `<Claude config home>/settings.json`.
+    pub fn claude_settings_path(&self) -> PathBuf {
+        self.claude_home().join("settings.json")
+    }
+
+    fn settings_backup_dir(&self) -> PathBuf {
+        self.engram_home().join("backups").join("claude-settings")
+    }
+
+    /// Engram's backups of `settings.json`, newest first.
+    pub fn settings_backups(&self) -> Vec<PathBuf> {
+        let mut backups: Vec<PathBuf> = fs::read_dir(self.settings_backup_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("settings.json."))
+            })
+            .collect();
+        backups.sort();
+        backups.reverse();
+        backups
+    }
+
+    fn backup_settings(&self, original: &str) -> Result<PathBuf> {
+        let stamp = chrono::DateTime::<chrono::Utc>::from(self.clock().now())
+            .format("%Y%m%dT%H%M%S%.3fZ")
+            .to_string();
+        let dir = self.settings_backup_dir();
+        let mut path = dir.join(format!("settings.json.{stamp}"));
+        let mut n = 1;
+        while path.exists() {
+            path = dir.join(format!("settings.json.{stamp}-{n}"));
+            n += 1;
+        }
+        disk::atomic_write(&path, original.as_bytes())?;
+        Ok(path)
+    }
+
+    fn read_settings_text(&self) -> Result<Option<String>> {
+        let path = self.claude_settings_path();
+        match disk::read_text(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(Error::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes `updated` over `settings.json`, which held `original` when the edit was planned:
+    /// refuses with [`Error::Conflict`] if it changed since (Claude Code may have written it),
+    /// backs `original` up, and writes through a symlink rather than replacing it (dotfile
+    /// managers link `settings.json` into a repository). Returns the backup.
+    fn write_settings(&self, original: Option<&str>, updated: &str) -> Result<Option<PathBuf>> {
+        let path = self.claude_settings_path();
+        if self.read_settings_text()?.as_deref() != original {
+            return Err(Error::Conflict(path));
+        }
+        let backup = original
+            .map(|text| self.backup_settings(text))
+            .transpose()?;
+        let target = fs::canonicalize(&path).unwrap_or(path);
+        disk::atomic_write(&target, updated.as_bytes())?;
+        Ok(backup)
+    }
+
+    /// Whether Engram's prompt hook is in `settings.json`, and with which command.
+    pub fn hooks_status(&self, expected_command: &str) -> Result<HookStatus> {
+        let path = self.claude_settings_path();
+        let command = match self.read_settings_text()? {
+            Some(text) if !text.trim().is_empty() => engram_entries(&parse_settings(&path, &text)?)
+                .into_iter()
+                .next()
+                .map(|f| f.command),
+            _ => None,
+        };
+        Ok(HookStatus {
+            settings_file: path,
+            event: PROMPT_EVENT,
+            installed: command.is_some(),
+            up_to_date: command.as_deref() == Some(expected_command),
+            command,
+            expected_command: expected_command.to_owned(),
+            backups: self.settings_backups(),
+        })
+    }
+
+    /// Adds (or updates) Engram's prompt hook running `command`. Idempotent.
+    pub fn install_hooks(&self, command: &str) -> Result<HookChange> {
+        let path = self.claude_settings_path();
+        let original = self.read_settings_text()?;
+        let text = match original.as_deref() {
+            Some(text) if !text.trim().is_empty() => text.to_owned(),
+            _ => "{}\n".to_owned(),
+        };
+        let root = parse_settings(&path, &text)?;
+        let style = Style::detect(&text, &root);
+        let change = |action, backup| HookChange {
+            action,
+            settings_file: path.clone(),
+            command: command.to_owned(),
+            backup,
+        };
+        let found = engram_entries(&root);
+        let (updated, action) = if let Some(first) = found.first() {
+            if first.command == command {
+                return Ok(change(HookAction::Unchanged, None));
+            }
+            let node = group_nodes(&root, first.group)
+                .and_then(|(_, hooks)| hooks.elements()?.get(first.hook))
+                .and_then(|hook| hook.member("command"))
+                .map(|m| m.value.clone())
+                .ok_or_else(|| type_error(&path, "hooks"))?;
+            let replaced = json_edit::replace_node(
+                &text,
+                &node,
+                &Value::String(command.to_owned()).to_string(),
+            );
+            (replaced, HookAction::Updated)
+        } else {
+            let group = json!({"hooks": [{"type": "command", "command": command}]});
+            let inserted = match root.member("hooks") {
+                None => {
+                    let value = json!({ PROMPT_EVENT: [group] });
+                    json_edit::append_child(&text, &root, &style, |base, compact| {
+                        json_edit::render_member(&style, "hooks", &value, base, compact)
+                    })
+                }
+                Some(hooks) if hooks.value.members().is_none() => {
+                    return Err(type_error(&path, "hooks"))
+                }
+                Some(hooks) => match hooks.value.member(PROMPT_EVENT) {
+                    None => {
+                        let value = json!([group]);
+                        json_edit::append_child(&text, &hooks.value, &style, |base, compact| {
+                            json_edit::render_member(&style, PROMPT_EVENT, &value, base, compact)
+                        })
+                    }
+                    Some(event) if event.value.elements().is_none() => {
+                        return Err(type_error(&path, "hooks.UserPromptSubmit"))
+                    }
+                    Some(event) => {
+                        json_edit::append_child(&text, &event.value, &style, |base, compact| {
+                            style.render(&group, base, compact)
+                        })
+                    }
+                },
+            };
+            (inserted, HookAction::Installed)
+        };
+        if engram_entries(&parse_settings(&path, &updated)?).is_empty()
+            || without_engram(&updated) != without_engram(&text)
+        {
+            return Err(Error::InvalidInput(format!(
+                "{}: the edit would change more than Engram's entry; not written",
+                path.display()
+            )));
+        }
+        let backup = self.write_settings(original.as_deref(), &updated)?;
+        Ok(change(action, backup))
+    }
+
+    /// Removes every Engram prompt-hook entry, and the `UserPromptSubmit` list and `hooks`
+    /// object when that leaves them empty.
+    pub fn uninstall_hooks(&self) -> Result<HookChange> {
+        let path = self.claude_settings_path();
+        let Some(original) = self.read_settings_text()? else {
+            return Ok(HookChange {
+                action: HookAction::Unchanged,
+                settings_file: path,
+                command: String::new(),
+                backup: None,
+            });
+        };
+        let mut text = original.clone();
+        let mut removed = String::new();
+        // Each round removes one entry; the bound only guards against a bug looping forever.
+        for _ in 0..MAX_ENTRIES_REMOVED {
+            let root = parse_settings(&path, &text)?;
+            let Some(found) = engram_entries(&root).pop() else {
+                break;
+            };
+            removed = found.command.clone();
+            let (event, hooks) =
+                group_nodes(&root, found.group).ok_or_else(|| type_error(&path, "hooks"))?;
+            let others = hooks.elements().map_or(0, <[Node]>::len) > 1;
+            if others {
+                text = json_edit::remove_child(&text, hooks, found.hook);
+                continue;
+            }
+            if event.elements().map_or(0, <[Node]>::len) > 1 {
+                text = json_edit::remove_child(&text, event, found.group);
+                continue;
+            }
+            // The list held only Engram's group: drop the event, then `hooks` if now empty.
+            let hooks_member = root
+                .member("hooks")
+                .ok_or_else(|| type_error(&path, "hooks"))?;
+            let hooks_object = &hooks_member.value;
+            if hooks_object.members().map_or(0, <[json_edit::Member]>::len) > 1 {
+                let index = hooks_object
+                    .members()
+                    .and_then(|m| m.iter().position(|m| m.key == PROMPT_EVENT))
+                    .unwrap_or(0);
+                text = json_edit::remove_child(&text, hooks_object, index);
+            } else {
+                let index = root
+                    .members()
+                    .and_then(|m| m.iter().position(|m| m.key == "hooks"))
+                    .unwrap_or(0);
+                text = json_edit::remove_child(&text, &root, index);
+            }
+        }
+        if text == original {
+            return Ok(HookChange {
+                action: HookAction::Unchanged,
+                settings_file: path,
+                command: String::new(),
+                backup: None,
+            });
+        }
+        if !engram_entries(&parse_settings(&path, &text)?).is_empty()
+            || without_engram(&text) != without_engram(&original)
+        {
+            return Err(Error::InvalidInput(format!(
+                "{}: the edit would change more than Engram's entry; not written",
+                path.display()
+            )));
+        }
+        let backup = self.write_settings(Some(&original), &text)?;
+        Ok(HookChange {
+            action: HookAction::Removed,
+            settings_file: path,
+            command: removed,
+            backup,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+
+    const EXE: &str = "/opt/engram/bin/engram";
+
+    fn engine(dir: &Path) -> Engine {
+        Engine::builder(Environment::empty())
+            .claude_home(dir.join("claude"))
+            .engram_home(dir.join("engram"))
+            .build()
+    }
+
+    fn command() -> String {
+        prompt_hook_command(Path::new(EXE))
+    }
+
+    #[test]
+    fn commands_are_quoted_and_recognised() {
+        assert_eq!(command(), "/opt/engram/bin/engram hook user-prompt-submit");
+        let spaced = prompt_hook_command(Path::new("/Users/a b/it's/engram"));
+        assert_eq!(
+            spaced,
+            r#"'/Users/a b/it'\''s/engram' hook user-prompt-submit"#
+        );
+        assert!(is_engram_prompt_command(&spaced));
+        assert!(is_engram_prompt_command(&command()));
+        assert!(is_engram_prompt_command(
+            "engram  hook   user-prompt-submit --budget-ms 900"
+        ));
+        assert!(!is_engram_prompt_command(
+            "/usr/bin/notengram hook user-prompt-submit"
+        ));
+        assert!(!is_engram_prompt_command("engram recall x"));
+        assert!(!is_engram_prompt_command(
+            "echo engram hook user-prompt-submit"
+        ));
+    }
+
+    #[test]
+    fn payloads_parse_and_single_words_are_not_queries() {
+        let input = parse_user_prompt_submit(
+            r#"{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/p","prompt":"hi there",
+                "hook_event_name":"UserPromptSubmit","prompt_id":"x","permission_mode":"default"}"#,
+        )
+        .expect("payload");
+        assert_eq!(input.cwd, PathBuf::from("/p"));
+        assert!(parse_user_prompt_submit("{").is_err());
+        assert!(
+            parse_user_prompt_submit(r#"{"cwd":"/p","prompt":"x","hook_event_name":"Stop"}"#)
+                .is_err()
+        );
+        assert!(!is_recall_query("  continue \n"));
+        assert!(is_recall_query("fix the bug"));
+    }
+
+    #[test]
+    fn install_into_a_missing_file_creates_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        let change = engine.install_hooks(&command()).expect("install");
+        assert_eq!(change.action, HookAction::Installed);
+        assert_eq!(change.backup, None, "nothing to back up");
+        let text = fs::read_to_string(engine.claude_settings_path()).expect("written");
+        let value: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            value["hooks"]["UserPromptSubmit"][0]["hooks"][0],
+            json!({"type": "command", "command": command()})
+        );
+        assert!(engine.hooks_status(&command()).expect("status").up_to_date);
+    }
+
+    #[test]
+    fn a_stale_install_path_is_updated_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        let old = prompt_hook_command(Path::new("/old/place/engram"));
+        engine.install_hooks(&old).expect("install old");
+        let status = engine.hooks_status(&command()).expect("status");
+        assert!(status.installed && !status.up_to_date);
+        let change = engine.install_hooks(&command()).expect("update");
+        assert_eq!(change.action, HookAction::Updated);
+        let text = fs::read_to_string(engine.claude_settings_path()).expect("read");
+        assert_eq!(text.matches("user-prompt-submit").count(), 1, "{text}");
+        assert!(text.contains(EXE));
+    }
+
+    #[test]
+    fn our_command_inside_a_shared_group_is_removed_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        let original = format!(
+            "{{\n  \"hooks\": {{\n    \"UserPromptSubmit\": [\n      {{\n        \"hooks\": [\n          {{\"type\": \"command\", \"command\": \"/bin/lint-prompt\"}},\n          {{\"type\": \"command\", \"command\": \"{}\"}}\n        ]\n      }}\n    ]\n  }}\n}}\n",
+            command()
+        );
+        fs::create_dir_all(dir.path().join("claude")).expect("mkdir");
+        fs::write(engine.claude_settings_path(), &original).expect("seed");
+        let change = engine.uninstall_hooks().expect("uninstall");
+        assert_eq!(change.action, HookAction::Removed);
+        let text = fs::read_to_string(engine.claude_settings_path()).expect("read");
+        assert!(text.contains("/bin/lint-prompt"), "{text}");
+        assert!(!text.contains("user-prompt-submit"), "{text}");
+        assert!(serde_json::from_str::<Value>(&text).is_ok());
+        assert_eq!(
+            change
+                .backup
+                .map(|b| fs::read_to_string(b).expect("backup")),
+            Some(original)
+        );
+    }
+
+    #[test]
+    fn settings_of_the_wrong_shape_are_refused_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        fs::create_dir_all(dir.path().join("claude")).expect("mkdir");
+        for bad in [
+            "[1]",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"UserPromptSubmit\": {}}}",
+            "{oops",
+        ] {
+            fs::write(engine.claude_settings_path(), bad).expect("seed");
+            let err = engine.install_hooks(&command()).expect_err(bad);
+            assert_eq!(err.kind(), crate::ErrorKind::Parse, "{bad}: {err}");
+            assert!(err.to_string().contains("settings.json"), "{err}");
+            assert_eq!(
+                fs::read_to_string(engine.claude_settings_path()).expect("read"),
+                bad
+            );
+        }
+        assert!(
+            engine.settings_backups().is_empty(),
+            "no backup for a refused edit"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_settings_file_is_edited_through_the_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        let dotfiles = dir.path().join("dotfiles");
+        fs::create_dir_all(&dotfiles).expect("mkdir");
+        fs::create_dir_all(dir.path().join("claude")).expect("mkdir");
+        let original = "{\n  \"model\": \"opus\"\n}\n";
+        fs::write(dotfiles.join("settings.json"), original).expect("seed");
+        std::os::unix::fs::symlink(
+            dotfiles.join("settings.json"),
+            engine.claude_settings_path(),
+        )
+        .expect("link");
+        engine.install_hooks(&command()).expect("install");
+        let link = fs::symlink_metadata(engine.claude_settings_path()).expect("stat");
+        assert!(link.file_type().is_symlink(), "the link survives");
+        let through = fs::read_to_string(dotfiles.join("settings.json")).expect("read");
+        assert!(through.contains("user-prompt-submit"), "{through}");
+        engine.uninstall_hooks().expect("uninstall");
+        assert_eq!(
+            fs::read_to_string(dotfiles.join("settings.json")).expect("read"),
+            original
+        );
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_overwritten() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path());
+        fs::create_dir_all(dir.path().join("claude")).expect("mkdir");
+        fs::write(engine.claude_settings_path(), "{\"model\": \"sonnet\"}").expect("seed");
+        let err = engine
+            .write_settings(Some("{\"model\": \"opus\"}"), "{}")
+            .expect_err("Claude Code wrote it meanwhile");
+        assert_eq!(err.kind(), crate::ErrorKind::Conflict);
+        assert_eq!(
+            fs::read_to_string(engine.claude_settings_path()).expect("read"),
+            "{\"model\": \"sonnet\"}"
+        );
+    }
+}

@@ -1,0 +1,984 @@
+//! [`MemoryDir`]: one auto-memory directory and the operations on it — scan, load the index, show,
+//! remember, forget, lint, append to the daily log.
+//!
+//! `remember` is Claude Code's two-step write protocol (`FORMATS.md` §7) as one call: the topic
+//! file is written atomically, then its index line is added or refreshed atomically. It never
+//! creates a near-duplicate: when a memory with the same name (compared as slugs, so
+//! `Testing policy` and `testing-policy` match) or the same derived file already exists, that file
+//! is updated in place, keeping every frontmatter key Engram does not own. The index line goes
+//! into the nearest `MEMORY.md` at or above the file (so `team/` memories land in
+//! `team/MEMORY.md`); an existing line keeps its title, and its hook is rewritten only when the
+//! description changed, so hand-written hooks survive body edits.
+//!
+//! File names for new memories are `{type}_{slug}.md` — the form most common in real memory dirs
+//! (`feedback_testing_policy.md`): the name lowercased, every run of characters that are not
+//! letters or digits turned into one `_`, trimmed, at most 60 characters.
+//!
+//! Every file argument is relative to the root and confined to it: absolute paths, `..`, NUL,
+//! backslashes, names not ending in `.md`, and `MEMORY.md` itself are refused, and a path whose
+//! existing part resolves (through symlinks) outside the root is denied.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::changeset::{Actor, ApplyStatus, ChangeSet};
+use crate::disk::read_text;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::frontmatter::{self, FieldEdit};
+use crate::index::{self, IndexEntry, LoadedIndex, INDEX_FILE};
+use crate::memory_type::MemoryType;
+use crate::scan::{self, MemoryHeader};
+use crate::staleness::{age_label, memory_age_days, serialize_iso_time, staleness_caveat};
+
+/// Longest slug used in a derived file name.
+const MAX_SLUG_CHARS: usize = 60;
+
+impl Engine {
+    /// The memory dir at `root` (it need not exist yet).
+    pub fn memory_dir(&self, root: impl Into<PathBuf>) -> MemoryDir {
+        MemoryDir {
+            root: root.into(),
+            engine: self.clone(),
+        }
+    }
+}
+
+/// One auto-memory directory. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct MemoryDir {
+    root: PathBuf,
+    engine: Engine,
+}
+
+/// A memory file read in full.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Memory {
+    pub file: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(rename = "type")]
+    pub memory_type: Option<MemoryType>,
+    /// The text after the frontmatter.
+    pub body: String,
+    #[serde(serialize_with = "serialize_iso_time")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub mtime: SystemTime,
+    pub age: String,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub days: u64,
+    /// Claude Code's staleness caveat when the memory is more than a day old.
+    pub caveat: Option<String>,
+    /// The whole file as it is on disk.
+    pub content: String,
+}
+
+/// What to remember.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RememberRequest {
+    #[serde(rename = "type")]
+    pub memory_type: MemoryType,
+    pub name: String,
+    pub description: String,
+    /// The file to write, relative to the root; derived from type and name when absent.
+    pub file: Option<String>,
+    /// The memory's text. Empty when updating keeps the existing body.
+    pub body: String,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RememberAction {
+    Created,
+    Updated,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RememberOutcome {
+    pub file: String,
+    pub action: RememberAction,
+    /// False when the request matched the file exactly and nothing was written.
+    pub file_changed: bool,
+    /// The file's index line after the call.
+    pub index_line: String,
+    pub index_changed: bool,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForgetOutcome {
+    pub file: String,
+    pub file_removed: bool,
+    pub index_line_removed: bool,
+}
+
+impl MemoryDir {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.root.join(INDEX_FILE)
+    }
+
+    /// Memory headers, newest first; `Some(200)` is Claude Code's cap, `None` lists everything.
+    pub fn scan(&self, limit: Option<usize>) -> Result<Vec<MemoryHeader>> {
+        scan::scan_dir(&self.root, limit, self.engine.clock().now())
+    }
+
+    /// `MEMORY.md` as Claude Code loads it; a missing index is empty, not an error.
+    pub fn load_index(&self) -> Result<LoadedIndex> {
+        match self.read_index()? {
+            Some(raw) => Ok(index::load_index_text(&raw)),
+            None => Ok(LoadedIndex::default()),
+        }
+    }
+
+    fn read_index(&self) -> Result<Option<String>> {
+        read_optional(&self.index_path())
+    }
+
+    /// The index a file's line belongs in — the nearest `MEMORY.md` at or above the file's
+    /// directory (`team/MEMORY.md` for team memories), else the root's — and the link to the file
+    /// as that index writes it.
+    fn governing_index(&self, rel: &str) -> (String, String) {
+        let mut dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+        while !dir.is_empty() {
+            let candidate = self.root.join(dir).join(INDEX_FILE);
+            if candidate.is_file() && confine(&self.root, &candidate).is_ok() {
+                return (
+                    format!("{dir}/{INDEX_FILE}"),
+                    rel[dir.len() + 1..].to_string(),
+                );
+            }
+            dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
+        }
+        (INDEX_FILE.to_string(), rel.to_string())
+    }
+
+    /// One memory in full, with its age and staleness caveat.
+    pub fn show(&self, file: &str) -> Result<Memory> {
+        let (rel, path) = self.resolve(file)?;
+        let content = read_text(&path)?;
+        let mtime = fs::metadata(&path).at(&path)?.modified().at(&path)?;
+        let days = memory_age_days(mtime, self.engine.clock().now());
+        let doc = frontmatter::parse_document(&content);
+        Ok(Memory {
+            file: rel,
+            name: doc.frontmatter.name,
+            description: doc.frontmatter.description,
+            memory_type: doc.frontmatter.memory_type,
+            body: doc.body,
+            mtime,
+            age: age_label(days),
+            days,
+            caveat: staleness_caveat(days),
+            content,
+        })
+    }
+
+    /// Writes (or updates) a topic file, then adds or refreshes its index line, as the user: one
+    /// change set, applied with the conflict check and recorded in history.
+    pub fn remember(&self, req: RememberRequest) -> Result<RememberOutcome> {
+        let mut set = ChangeSet::new(&self.root);
+        let outcome = self.plan_remember(&req, &mut set)?;
+        fs::create_dir_all(&self.root).at(&self.root)?;
+        self.apply_as_user(&set)?;
+        Ok(outcome)
+    }
+
+    /// Stages into `set` what [`MemoryDir::remember`] writes: the topic file, then its index line.
+    /// Reads through `set`, so several plans can share one change set.
+    pub fn plan_remember(
+        &self,
+        req: &RememberRequest,
+        set: &mut ChangeSet,
+    ) -> Result<RememberOutcome> {
+        // Both are one-line fields (frontmatter values, index hooks): line breaks become spaces.
+        let name = &one_line(&req.name);
+        let description = &one_line(&req.description);
+        if name.is_empty() {
+            return Err(Error::InvalidInput("a memory needs a name".to_string()));
+        }
+        if description.is_empty() {
+            return Err(Error::InvalidInput(
+                "a memory needs a one-line description: recall selects memories by it".to_string(),
+            ));
+        }
+        let rel = match req.file.as_deref() {
+            Some(file) => validate_file_name(&self.root, file)?,
+            None => self
+                .existing_memory_named(name)?
+                .unwrap_or_else(|| format!("{}_{}.md", req.memory_type.as_str(), slug(name))),
+        };
+        // Confinement (symlinks included) is checked by the change set as it stages.
+        let body = req.body.trim_end();
+
+        let reason = format!("remember {name}");
+        let (action, file_changed, written_name, description_changed) = match set.read(&rel)? {
+            Some(before) => {
+                let current = frontmatter::parse_document(&before).frontmatter;
+                let description_changed = current.description.as_deref() != Some(description);
+                // Same memory under another spelling of its name: keep the file's spelling
+                // rather than flip its naming convention.
+                let keep_name = current
+                    .name
+                    .as_deref()
+                    .filter(|n| slug(n) == slug(name))
+                    .map(str::to_string);
+                let written_name = keep_name.unwrap_or_else(|| name.to_string());
+                let after = frontmatter::apply_edit(
+                    &before,
+                    &FieldEdit {
+                        name: Some(&written_name),
+                        description: Some(description),
+                        memory_type: Some(req.memory_type),
+                        body: (!body.trim().is_empty()).then_some(body),
+                    },
+                );
+                let changed = after != before;
+                if changed {
+                    set.stage_write(&rel, after, &reason)?;
+                }
+                (
+                    RememberAction::Updated,
+                    changed,
+                    written_name,
+                    description_changed,
+                )
+            }
+            None => {
+                let text = frontmatter::render_new(name, description, req.memory_type, body);
+                set.stage_write(&rel, text, &reason)?;
+                (RememberAction::Created, true, name.to_string(), true)
+            }
+        };
+
+        let (index_file, link) = self.governing_index(&rel);
+        let raw_index = set.read(&index_file)?.unwrap_or_default();
+        let entries = index::parse_entries(&raw_index);
+        let current_entry = entries.iter().find(|e| e.file == link);
+        let (index_line, index_changed) = match current_entry {
+            // The line may carry a hand-written hook: it follows the file only when the
+            // description itself changed.
+            Some(entry) if !description_changed => (raw_index_line(&raw_index, entry), false),
+            _ => {
+                // A refreshed entry keeps its curated title; only the hook follows the file.
+                let title = current_entry.map_or(written_name.as_str(), |e| e.title.as_str());
+                let line = index::entry_line(title, &link, description);
+                let updated = index::upsert_entry(&raw_index, &link, &line, Some(req.memory_type));
+                let changed = updated != raw_index;
+                if changed {
+                    set.stage_write(&index_file, updated, &format!("index {link}"))?;
+                }
+                (line, changed)
+            }
+        };
+        Ok(RememberOutcome {
+            file: rel,
+            action,
+            file_changed,
+            index_line,
+            index_changed,
+        })
+    }
+
+    /// The file of an existing memory whose name matches `name` as a slug.
+    fn existing_memory_named(&self, name: &str) -> Result<Option<String>> {
+        let wanted = slug(name);
+        let headers = self.scan(None)?;
+        Ok(headers
+            .into_iter()
+            .find(|h| h.name.as_deref().is_some_and(|n| slug(n) == wanted))
+            .map(|h| h.file))
+    }
+
+    /// Deletes a memory file and its index line(s), as the user, through one change set.
+    pub fn forget(&self, file: &str) -> Result<ForgetOutcome> {
+        let mut set = ChangeSet::new(&self.root);
+        let outcome = self.plan_forget(file, &mut set)?;
+        self.apply_as_user(&set)?;
+        Ok(outcome)
+    }
+
+    /// Stages into `set` what [`MemoryDir::forget`] deletes: the file and its index line.
+    /// [`Error::NotFound`] when there is neither.
+    pub fn plan_forget(&self, file: &str, set: &mut ChangeSet) -> Result<ForgetOutcome> {
+        let (rel, path) = self.resolve(file)?;
+        let file_removed = set.read(&rel)?.is_some();
+        if file_removed {
+            set.stage_delete(&rel, &format!("forget {rel}"))?;
+        }
+        let mut index_line_removed = false;
+        let (index_file, link) = self.governing_index(&rel);
+        if let Some(raw) = set.read(&index_file)? {
+            let (updated, removed) = index::remove_entry(&raw, &link);
+            if removed {
+                set.stage_write(&index_file, updated, &format!("unindex {link}"))?;
+                index_line_removed = true;
+            }
+        }
+        if !file_removed && !index_line_removed {
+            return Err(Error::NotFound(path));
+        }
+        Ok(ForgetOutcome {
+            file: rel,
+            file_removed,
+            index_line_removed,
+        })
+    }
+
+    /// Applies `set` as the user; a file that failed to land is an error naming it.
+    fn apply_as_user(&self, set: &ChangeSet) -> Result<()> {
+        let report = self.engine.apply_change_set(set, Actor::User)?;
+        match report
+            .files
+            .into_iter()
+            .find(|f| f.status == ApplyStatus::Failed)
+        {
+            Some(failed) => Err(Error::io(
+                self.root.join(&failed.file),
+                std::io::Error::other(failed.error.unwrap_or_default()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends a timestamped line to today's daily log (local date); returns the log's path.
+    pub fn append_log(&self, text: &str) -> Result<PathBuf> {
+        crate::logs::append_log(&self.root, text, self.engine.clock().now())
+    }
+
+    /// Validates `file` and confines it to the root: returns the normalised relative name and the
+    /// path to use.
+    pub fn resolve(&self, file: &str) -> Result<(String, PathBuf)> {
+        let rel = validate_file_name(&self.root, file)?;
+        let path = self.root.join(&rel);
+        confine(&self.root, &path)?;
+        Ok((rel, path))
+    }
+}
+
+/// A file's text, `None` when it does not exist.
+fn read_optional(path: &Path) -> Result<Option<String>> {
+    match read_text(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(Error::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The index line of `entry` as written.
+fn raw_index_line(raw: &str, entry: &IndexEntry) -> String {
+    raw.lines()
+        .nth(entry.line - 1)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Checks a memory file name given by a caller, relative to `root`, and normalises it (`./` and
+/// empty segments dropped). Names that climb out of `root` are [`Error::PathDenied`]; other bad
+/// names are [`Error::InvalidInput`].
+pub fn validate_file_name(root: &Path, file: &str) -> Result<String> {
+    let invalid = |why: &str| Err(Error::InvalidInput(format!("memory file {file:?}: {why}")));
+    if file.trim().is_empty() {
+        return invalid("empty file name");
+    }
+    if file.contains('\0') {
+        return invalid("contains a NUL byte");
+    }
+    if file.contains('\\') {
+        return invalid("contains a backslash; use '/' between directories");
+    }
+    let path = Path::new(file);
+    let escapes = path.is_absolute()
+        || path.components().any(|c| {
+            matches!(
+                c,
+                Component::ParentDir | Component::RootDir | Component::Prefix(_)
+            )
+        });
+    if escapes {
+        return Err(Error::PathDenied {
+            path: PathBuf::from(file),
+            root: root.to_path_buf(),
+        });
+    }
+    let rel = file
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect::<Vec<_>>()
+        .join("/");
+    if !rel.ends_with(".md") || rel.rsplit('/').next() == Some(".md") {
+        return invalid("memory files are Markdown and must end in .md");
+    }
+    if rel.rsplit('/').next() == Some(INDEX_FILE) {
+        return invalid("MEMORY.md is the index, not a memory; it is updated for you");
+    }
+    Ok(rel)
+}
+
+/// Denies `path` when its deepest existing ancestor (or itself) resolves outside `root`. A
+/// dangling symlink is denied too: where it would write cannot be checked.
+fn confine(root: &Path, path: &Path) -> Result<()> {
+    let real_root = fs::canonicalize(root).at(root)?;
+    let denied = || Error::PathDenied {
+        path: path.to_path_buf(),
+        root: root.to_path_buf(),
+    };
+    let mut probe = path;
+    loop {
+        if fs::symlink_metadata(probe).is_ok() {
+            let real = fs::canonicalize(probe).map_err(|_| denied())?;
+            return if real.starts_with(&real_root) {
+                Ok(())
+            } else {
+                Err(denied())
+            };
+        }
+        probe = probe.parent().ok_or_else(denied)?;
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The slug of a memory name: lowercase letters and digits, other runs as one `_`.
+pub fn slug(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if !out.is_empty() && !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    let mut out: String = out
+        .trim_end_matches('_')
+        .chars()
+        .take(MAX_SLUG_CHARS)
+        .collect();
+    while out.ends_with('_') {
+        out.pop();
+    }
+    if out.is_empty() {
+        "memory".to_string()
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::fixtures::{copy_tree, real_memory};
+    use crate::{Environment, FixedClock};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    const NOW: u64 = 1_800_000_000;
+
+    fn engine() -> (Engine, FixedClock, tempfile::TempDir) {
+        let clock = FixedClock::new(SystemTime::UNIX_EPOCH + Duration::from_secs(NOW));
+        // History goes to a temp data dir that lives as long as the test holds it.
+        let engram_home = tempfile::tempdir().expect("engram home");
+        let engine = Engine::builder(Environment::empty())
+            .clock(Arc::new(clock.clone()))
+            .engram_home(engram_home.path())
+            .build();
+        (engine, clock, engram_home)
+    }
+
+    fn request(t: MemoryType, name: &str, description: &str, body: &str) -> RememberRequest {
+        RememberRequest {
+            memory_type: t,
+            name: name.into(),
+            description: description.into(),
+            file: None,
+            body: body.into(),
+        }
+    }
+
+    fn read(dir: &Path, rel: &str) -> String {
+        fs::read_to_string(dir.join(rel)).expect("read")
+    }
+
+    #[test]
+    fn remember_creates_the_file_and_its_index_line() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path().join("memory"));
+        let out = dir
+            .remember(request(
+                MemoryType::Feedback,
+                "Testing policy",
+                "Integration tests must hit a real DB",
+                "Use the real DB.\n**Why:** mocks hid a bug.\n",
+            ))
+            .expect("remember");
+        assert_eq!(out.file, "feedback_testing_policy.md");
+        assert_eq!(out.action, RememberAction::Created);
+        assert_eq!(
+            read(dir.root(), "feedback_testing_policy.md"),
+            "---\nname: Testing policy\ndescription: Integration tests must hit a real DB\ntype: feedback\n---\n\nUse the real DB.\n**Why:** mocks hid a bug.\n"
+        );
+        assert_eq!(
+            read(dir.root(), "MEMORY.md"),
+            "- [Testing policy](feedback_testing_policy.md) — Integration tests must hit a real DB\n"
+        );
+        let shown = dir.show(&out.file).expect("show");
+        assert_eq!(shown.memory_type, Some(MemoryType::Feedback));
+        assert_eq!(shown.body, "Use the real DB.\n**Why:** mocks hid a bug.\n");
+    }
+
+    #[test]
+    fn remember_the_same_name_updates_instead_of_duplicating() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        dir.remember(request(
+            MemoryType::Feedback,
+            "Testing policy",
+            "old",
+            "old body",
+        ))
+        .expect("first");
+        let out = dir
+            .remember(request(
+                MemoryType::Feedback,
+                "testing-policy",
+                "Real DB only",
+                "new body",
+            ))
+            .expect("second");
+        assert_eq!(out.action, RememberAction::Updated);
+        assert_eq!(out.file, "feedback_testing_policy.md");
+        assert_eq!(
+            dir.scan(None).expect("scan").len(),
+            1,
+            "no near-duplicate file"
+        );
+        assert_eq!(
+            read(dir.root(), "feedback_testing_policy.md"),
+            "---\nname: Testing policy\ndescription: Real DB only\ntype: feedback\n---\n\nnew body\n",
+            "the file's own spelling of the name is kept"
+        );
+        assert_eq!(
+            read(dir.root(), "MEMORY.md"),
+            "- [Testing policy](feedback_testing_policy.md) — Real DB only\n",
+            "the index line is refreshed, not duplicated"
+        );
+    }
+
+    #[test]
+    fn remember_unchanged_writes_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let req = request(MemoryType::User, "Role", "Senior Rust dev", "Knows Rust.");
+        dir.remember(req.clone()).expect("first");
+        let out = dir.remember(req).expect("again");
+        assert_eq!(out.action, RememberAction::Updated);
+        assert!(!out.file_changed && !out.index_changed);
+        assert_eq!(out.index_line, "- [Role](user_role.md) — Senior Rust dev");
+    }
+
+    #[test]
+    fn remember_updates_a_real_2_1_330_file_keeping_its_metadata() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = real_memory("claude-code-2.1.330");
+        copy_tree(&src, tmp.path());
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let out = dir
+            .remember(request(
+                MemoryType::Feedback,
+                "prefers-tabs",
+                "User prefers tabs, width 4",
+                "",
+            ))
+            .expect("remember");
+        assert_eq!(
+            out.file, "prefers-tabs-default.md",
+            "matched by name, not re-derived"
+        );
+        let text = read(tmp.path(), "prefers-tabs-default.md");
+        let original = fs::read_to_string(src.join("prefers-tabs-default.md")).expect("fixture");
+        assert_eq!(
+            text,
+            original.replace(
+                "description: User prefers tabs over spaces WRITTEN-555",
+                "description: User prefers tabs, width 4"
+            ),
+            "only the description line changes; metadata and body stay"
+        );
+        let index = read(tmp.path(), "MEMORY.md");
+        assert!(index.starts_with(
+            "- [Deploy freeze](deploy-freeze.md) — no deploys on Fridays MEMIDX-777\n"
+        ));
+        assert!(index
+            .ends_with("- [prefers-tabs](prefers-tabs-default.md) — User prefers tabs, width 4\n"));
+    }
+
+    #[test]
+    fn remember_into_the_real_stockerly_index_files_it_under_its_section() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let src = real_memory("stockerly");
+        copy_tree(&src, tmp.path());
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        dir.remember(request(
+            MemoryType::User,
+            "Timezone",
+            "Adrian works in CST",
+            "CST.",
+        ))
+        .expect("remember");
+        let before = fs::read_to_string(src.join("MEMORY.md")).expect("fixture");
+        let after = read(tmp.path(), "MEMORY.md");
+        let expected = before.replacen(
+            "demands brutal honesty\n",
+            "demands brutal honesty\n- [Timezone](user_timezone.md) — Adrian works in CST\n",
+            1,
+        );
+        assert_eq!(after, expected);
+    }
+
+    #[test]
+    fn remember_rejects_bad_input() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let base = request(MemoryType::User, "n", "d", "b");
+        let cases: Vec<(RememberRequest, crate::ErrorKind)> = vec![
+            (
+                RememberRequest {
+                    name: "  ".into(),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    description: " \n".into(),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    file: Some("/etc/x.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::PathDenied,
+            ),
+            (
+                RememberRequest {
+                    file: Some("../x.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::PathDenied,
+            ),
+            (
+                RememberRequest {
+                    file: Some("a/../../x.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::PathDenied,
+            ),
+            (
+                RememberRequest {
+                    file: Some("a\\b.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    file: Some("a\0.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    file: Some("notes.txt".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    file: Some("MEMORY.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+            (
+                RememberRequest {
+                    file: Some("team/MEMORY.md".into()),
+                    ..base.clone()
+                },
+                crate::ErrorKind::InvalidInput,
+            ),
+        ];
+        for (req, kind) in cases {
+            let err = dir.remember(req.clone()).expect_err("must be refused");
+            assert_eq!(err.kind(), kind, "{req:?}: {err}");
+        }
+        assert_eq!(
+            fs::read_dir(tmp.path()).expect("list").count(),
+            0,
+            "nothing written"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_pointing_out_of_the_dir_is_denied() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        fs::write(outside.path().join("x.md"), "secret").expect("write");
+        std::os::unix::fs::symlink(outside.path(), tmp.path().join("out")).expect("symlink");
+        std::os::unix::fs::symlink(outside.path().join("x.md"), tmp.path().join("link.md"))
+            .expect("symlink");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        for file in ["out/x.md", "out/new.md", "link.md"] {
+            let err = dir.show(file).expect_err("must be denied");
+            assert_eq!(err.kind(), crate::ErrorKind::PathDenied, "{file}");
+        }
+        let req = RememberRequest {
+            file: Some("out/new.md".into()),
+            ..request(MemoryType::User, "n", "d", "b")
+        };
+        assert_eq!(
+            dir.remember(req).expect_err("denied").kind(),
+            crate::ErrorKind::PathDenied
+        );
+        assert!(!outside.path().join("new.md").exists());
+        assert_eq!(
+            dir.forget("link.md").expect_err("denied").kind(),
+            crate::ErrorKind::PathDenied
+        );
+        assert!(outside.path().join("x.md").exists());
+    }
+
+    #[test]
+    fn a_body_only_update_keeps_a_hand_written_hook() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let index = "- [Role](user_role.md) — short curated hook\n";
+        fs::write(tmp.path().join("MEMORY.md"), index).expect("seed");
+        fs::write(
+            tmp.path().join("user_role.md"),
+            "---\nname: Role\ndescription: Senior Rust dev at a fintech\ntype: user\n---\n\nold\n",
+        )
+        .expect("seed");
+        let out = dir
+            .remember(request(
+                MemoryType::User,
+                "Role",
+                "Senior Rust dev at a fintech",
+                "new",
+            ))
+            .expect("remember");
+        assert!(out.file_changed);
+        assert!(!out.index_changed);
+        assert_eq!(read(tmp.path(), "MEMORY.md"), index);
+    }
+
+    #[test]
+    fn team_memories_are_indexed_in_the_team_index() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        fs::create_dir_all(tmp.path().join("team")).expect("mkdir");
+        fs::write(tmp.path().join("team/MEMORY.md"), "# Team\n").expect("seed");
+        let req = RememberRequest {
+            file: Some("team/deploys.md".into()),
+            ..request(MemoryType::Project, "Deploys", "No Friday deploys", "b")
+        };
+        dir.remember(req).expect("remember");
+        assert_eq!(
+            read(tmp.path(), "team/MEMORY.md"),
+            "# Team\n- [Deploys](deploys.md) — No Friday deploys\n"
+        );
+        assert!(
+            !tmp.path().join("MEMORY.md").exists(),
+            "the root index is not touched"
+        );
+        let out = dir.forget("team/deploys.md").expect("forget");
+        assert!(out.index_line_removed);
+        assert_eq!(read(tmp.path(), "team/MEMORY.md"), "# Team\n");
+        // Without a team index, the root index links the file by its full relative path.
+        dir.remember(RememberRequest {
+            file: Some("notes/x.md".into()),
+            ..request(MemoryType::Project, "X", "x", "b")
+        })
+        .expect("remember");
+        assert_eq!(read(tmp.path(), "MEMORY.md"), "- [X](notes/x.md) — x\n");
+    }
+
+    #[test]
+    fn remember_and_forget_go_through_history_and_plans_touch_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let req = request(
+            MemoryType::User,
+            "Role",
+            "Senior Rust dev",
+            "Writes Rust.\n",
+        );
+
+        let mut set = ChangeSet::new(tmp.path());
+        let planned = dir.plan_remember(&req, &mut set).expect("plan");
+        assert_eq!(set.len(), 2, "topic file and index line");
+        assert!(
+            !tmp.path().join(&planned.file).exists(),
+            "a plan writes nothing"
+        );
+
+        dir.remember(req).expect("remember");
+        dir.forget("user_role.md").expect("forget");
+        let versions = engine
+            .history(tmp.path(), Some("user_role.md"))
+            .expect("history");
+        let actors: Vec<_> = versions.iter().map(|v| v.actor).collect();
+        assert_eq!(actors, [Actor::User, Actor::User], "{versions:?}");
+        assert_eq!(
+            engine
+                .history(tmp.path(), Some("MEMORY.md"))
+                .expect("history")
+                .len(),
+            2,
+            "the index line's add and removal are versions of MEMORY.md"
+        );
+    }
+
+    #[test]
+    fn forget_removes_file_and_index_line() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        fs::write(
+            tmp.path().join("MEMORY.md"),
+            "# Idx\n- [A](a.md) — a\n- [B](b.md) — b\n",
+        )
+        .expect("seed");
+        fs::write(tmp.path().join("a.md"), "---\nname: a\n---\n").expect("seed");
+        let out = dir.forget("./a.md").expect("forget");
+        assert_eq!(
+            out,
+            ForgetOutcome {
+                file: "a.md".into(),
+                file_removed: true,
+                index_line_removed: true
+            }
+        );
+        assert!(!tmp.path().join("a.md").exists());
+        assert_eq!(read(tmp.path(), "MEMORY.md"), "# Idx\n- [B](b.md) — b\n");
+        // A dangling index line alone can be forgotten too; nothing at all is NotFound.
+        assert!(dir.forget("b.md").expect("dangling").index_line_removed);
+        assert_eq!(
+            dir.forget("b.md").expect_err("gone").kind(),
+            crate::ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn show_reports_age_and_caveat_from_the_engine_clock() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, clock, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        dir.remember(request(
+            MemoryType::Project,
+            "Freeze",
+            "No Friday deploys",
+            "x",
+        ))
+        .expect("remember");
+        let fresh = dir.show("project_freeze.md").expect("show");
+        let mtime = fresh.mtime;
+        clock.set(mtime + Duration::from_secs(86_400));
+        let shown = dir.show("project_freeze.md").expect("show");
+        assert_eq!(
+            (shown.age.as_str(), shown.caveat.as_deref()),
+            ("yesterday", None)
+        );
+        clock.set(mtime + Duration::from_secs(5 * 86_400));
+        let shown = dir.show("project_freeze.md").expect("show");
+        assert_eq!(shown.age, "5 days ago");
+        assert!(shown
+            .caveat
+            .expect("stale")
+            .starts_with("This memory is 5 days old."));
+    }
+
+    #[test]
+    fn multi_line_names_and_descriptions_are_flattened() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let out = dir
+            .remember(request(
+                MemoryType::User,
+                "Role\n",
+                "Senior\n  Rust dev",
+                "b",
+            ))
+            .expect("remember");
+        let shown = dir.show(&out.file).expect("show");
+        assert_eq!(shown.name.as_deref(), Some("Role"));
+        assert_eq!(shown.description.as_deref(), Some("Senior Rust dev"));
+    }
+
+    #[test]
+    fn append_log_writes_under_the_dir_on_the_engine_clock_date() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let path = dir.append_log("shipped v2").expect("log");
+        let expected = crate::logs::log_path(tmp.path(), engine.clock().now());
+        assert_eq!(path, expected);
+        assert!(path.starts_with(tmp.path().join("logs")));
+        let text = fs::read_to_string(&path).expect("read");
+        assert!(text.ends_with(" shipped v2\n"), "{text}");
+    }
+
+    #[test]
+    fn load_index_of_a_dir_without_index_is_empty() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let loaded = engine.memory_dir(tmp.path()).load_index().expect("load");
+        assert!(!loaded.exists);
+        assert_eq!(loaded.content, "");
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Testing policy"), "testing_policy");
+        assert_eq!(slug("prefers-tabs"), "prefers_tabs");
+        assert_eq!(slug("  Vision & audience!! "), "vision_audience");
+        assert_eq!(slug("Präferenz: Tabs"), "präferenz_tabs");
+        assert_eq!(slug("!!!"), "memory");
+        assert!(slug(&"word ".repeat(40)).chars().count() <= MAX_SLUG_CHARS);
+        assert!(!slug(&"word ".repeat(40)).ends_with('_'));
+    }
+}

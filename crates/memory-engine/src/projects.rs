@@ -1,0 +1,408 @@
+//! Every project Claude Code has seen on this machine: the directories under
+//! `<config home>/projects/`, one per working directory (`FORMATS.md` §1, §5).
+//!
+//! A directory's name is the sanitized path, which cannot be reversed, so the original path is
+//! recovered from the `cwd` field of the transcripts inside (reading only the first lines of each,
+//! until one carries it). Counts are cheap: file names and `mtime`s only, no frontmatter parsing,
+//! so listing a home with hundreds of projects stays fast. One unreadable project never hides the
+//! others: whatever cannot be read is simply not counted.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::staleness::iso_time;
+
+/// How many lines of a transcript to read looking for `cwd` before giving up on that file: the
+/// first message entry comes after a few metadata lines (`summary`, `file-history-snapshot`, …).
+const CWD_SCAN_LINES: usize = 64;
+
+/// One project directory under `<config home>/projects/`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSummary {
+    /// The directory name (the sanitized working directory).
+    pub name: String,
+    /// The original working directory, from a transcript's `cwd`; `None` when no transcript says.
+    pub path: Option<PathBuf>,
+    /// `<project dir>/memory` (it may not exist).
+    pub memory_dir: PathBuf,
+    /// Topic files: `*.md` under the memory dir, recursively, except any `MEMORY.md`.
+    pub memory_files: usize,
+    /// Session transcripts: `<uuid>.jsonl` directly in the project dir (not `agent-*`).
+    pub sessions: usize,
+    /// The newest `mtime` among transcripts and memory files, as an ISO-8601 UTC string.
+    pub last_activity: Option<String>,
+    /// Lint errors and warnings of the memory dir: filled by [`Engine::list_projects_with_lint`],
+    /// absent (not serialized) from [`Engine::list_projects`], which stays a cheap listing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub lint: Option<LintCounts>,
+}
+
+/// How many lint findings of each severity a memory dir has.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LintCounts {
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl Engine {
+    /// Lists `<config home>/projects/*`, most recently active first (projects with no activity
+    /// last, then by name). A missing projects dir is an empty list.
+    pub fn list_projects(&self) -> Result<Vec<ProjectSummary>> {
+        let projects = self.claude_home().join("projects");
+        let entries = match fs::read_dir(&projects) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&projects, e)),
+        };
+        let mut summaries = Vec::new();
+        for entry in entries {
+            let entry = entry.at(&projects)?;
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            summaries.push(summarize_project(&entry.path()));
+        }
+        summaries.sort_by(|a, b| {
+            b.last_activity
+                .cmp(&a.last_activity)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        Ok(summaries)
+    }
+}
+
+impl Engine {
+    /// [`Engine::list_projects`] with each project's lint counts ([`Engine::lint_counts`]) — for
+    /// the Projects view's status badges. Costs a lint of every memory dir (one read of each
+    /// memory file); a dir that cannot be linted is left without counts.
+    pub fn list_projects_with_lint(&self) -> Result<Vec<ProjectSummary>> {
+        let mut projects = self.list_projects()?;
+        for project in &mut projects {
+            project.lint =
+                if project.memory_files == 0 && !project.memory_dir.join("MEMORY.md").is_file() {
+                    Some(LintCounts::default())
+                } else {
+                    self.lint_counts(&project.memory_dir).ok()
+                };
+        }
+        Ok(projects)
+    }
+
+    /// Errors and warnings of the memory dir at `memory_dir`, as `lint` reports them (a missing
+    /// dir has none).
+    pub fn lint_counts(&self, memory_dir: &Path) -> Result<LintCounts> {
+        let report = crate::lint::lint_dir(memory_dir)?;
+        let errors = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::lint::Severity::Error)
+            .count();
+        Ok(LintCounts {
+            errors,
+            warnings: report.findings.len() - errors,
+        })
+    }
+}
+
+/// The working directory of the project at `dir` (a `<config home>/projects/<name>` dir), from
+/// its transcripts; `None` when none records it.
+pub(crate) fn project_path(dir: &Path) -> Option<PathBuf> {
+    summarize_project(dir).path
+}
+
+fn summarize_project(dir: &Path) -> ProjectSummary {
+    let memory_dir = dir.join("memory");
+    let mut newest: Option<SystemTime> = None;
+    let mut note = |time: Option<SystemTime>| {
+        if time > newest {
+            newest = time;
+        }
+    };
+
+    let mut transcripts: Vec<(PathBuf, bool, Option<SystemTime>)> = Vec::new();
+    let mut sessions = 0;
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.filter_map(|entry| entry.ok()) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".jsonl") else {
+                continue;
+            };
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let modified = entry.metadata().and_then(|m| m.modified()).ok();
+            note(modified);
+            let is_session = is_uuid(stem);
+            sessions += usize::from(is_session);
+            transcripts.push((entry.path(), is_session, modified));
+        }
+    }
+
+    let mut memory_files = 0;
+    visit_markdown(&memory_dir, &mut |path, modified| {
+        note(modified);
+        if path.file_name().is_some_and(|name| name != "MEMORY.md") {
+            memory_files += 1;
+        }
+    });
+
+    // Sessions before subagent files, newest first: the main session of the latest run is the
+    // likeliest to name the directory as it is now.
+    transcripts
+        .sort_by_key(|(_, is_session, modified)| std::cmp::Reverse((*is_session, *modified)));
+    let path = transcripts
+        .iter()
+        .find_map(|(file, _, _)| cwd_of_transcript(file));
+
+    ProjectSummary {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path,
+        memory_dir,
+        memory_files,
+        sessions,
+        last_activity: newest.map(iso_time),
+        lint: None,
+    }
+}
+
+/// Calls `visit` for every `*.md` file under `dir` (recursively; symlinked directories are not
+/// followed, as Claude Code's own scan does not follow them).
+fn visit_markdown(dir: &Path, visit: &mut dyn FnMut(&Path, Option<SystemTime>)) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|entry| entry.ok()) {
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if file_type.is_dir() {
+            visit_markdown(&path, visit);
+        } else if path.extension().is_some_and(|ext| ext == "md") {
+            visit(&path, fs::metadata(&path).and_then(|m| m.modified()).ok());
+        }
+    }
+}
+
+/// The `cwd` of the first entry that has one among the first lines of a transcript. Blank and
+/// malformed lines (a BOM, a truncated write) are skipped, as every transcript reader must.
+fn cwd_of_transcript(file: &Path) -> Option<PathBuf> {
+    let reader = BufReader::new(fs::File::open(file).ok()?);
+    reader
+        .lines()
+        .take(CWD_SCAN_LINES)
+        .map_while(|line| line.ok())
+        .find_map(|line| {
+            let line = line.trim_start_matches('\u{feff}');
+            let value: serde_json::Value = serde_json::from_str(line).ok()?;
+            value
+                .get("cwd")?
+                .as_str()
+                .filter(|cwd| !cwd.is_empty())
+                .map(PathBuf::from)
+        })
+}
+
+/// `8-4-4-4-12` hex digits, any case: the shape of a session id.
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(group, len)| group.len() == len && group.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+    use crate::testing::fixtures::{copy_tree, write_file, REAL_FIXTURES};
+    use std::time::Duration;
+
+    fn set_mtime(path: &Path, secs: u64) {
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .expect("open")
+            .set_modified(time)
+            .expect("set mtime");
+    }
+
+    fn engine(home: &Path) -> Engine {
+        Engine::builder(Environment::empty())
+            .claude_home(home)
+            .build()
+    }
+
+    #[test]
+    fn lists_the_real_fixture_home() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        copy_tree(&Path::new(REAL_FIXTURES).join("claude-home"), tmp.path());
+        let demo = tmp.path().join("projects/-path-to-Demo");
+        write_file(&demo.join("memory/MEMORY.md"), "- [a](a.md) — x\n");
+        write_file(&demo.join("memory/a.md"), "---\nname: a\n---\n");
+        write_file(&demo.join("memory/team/b.md"), "b\n");
+        write_file(&demo.join("memory/team/MEMORY.md"), "- [b](b.md)\n");
+        for entry in fs::read_dir(&demo).expect("list") {
+            let path = entry.expect("entry").path();
+            if path.is_file() {
+                set_mtime(&path, 1_700_000_000);
+            }
+        }
+        set_mtime(&demo.join("memory/a.md"), 1_700_000_000);
+        set_mtime(&demo.join("memory/team/b.md"), 2_000_000_000);
+
+        let projects = engine(tmp.path()).list_projects().expect("list");
+        assert_eq!(projects.len(), 1);
+        let p = &projects[0];
+        assert_eq!(p.name, "-path-to-Demo");
+        assert_eq!(p.path, Some(PathBuf::from("/path/to/Demo")));
+        assert_eq!(p.memory_dir, demo.join("memory"));
+        assert_eq!(
+            p.sessions, 3,
+            "three uuid transcripts; agent-* files are not sessions"
+        );
+        assert_eq!(p.memory_files, 2, "a.md and team/b.md; no MEMORY.md");
+        assert_eq!(
+            p.last_activity.as_deref(),
+            Some("2033-05-18T03:33:20.000Z"),
+            "a nested memory file is the newest activity"
+        );
+    }
+
+    #[test]
+    fn summary_first_lines_are_skipped_when_looking_for_cwd() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join("projects/-w-x");
+        write_file(
+            &dir.join("0A1B2C3D-0000-4000-8000-00000000000F.jsonl"),
+            "\u{feff}{\"type\":\"summary\",\"summary\":\"s\"}\nnot json\n\n{\"type\":\"user\",\"cwd\":\"/w/x\"}\n",
+        );
+        write_file(&dir.join("agent-1.jsonl"), "{\"cwd\":\"/subagent\"}\n");
+        set_mtime(
+            &dir.join("0A1B2C3D-0000-4000-8000-00000000000F.jsonl"),
+            1_000,
+        );
+        set_mtime(&dir.join("agent-1.jsonl"), 2_000);
+        write_file(&dir.join("notes.txt"), "");
+        let p = &engine(tmp.path()).list_projects().expect("list")[0];
+        assert_eq!(p.sessions, 1, "upper-case uuids count");
+        assert_eq!(
+            p.path,
+            Some(PathBuf::from("/w/x")),
+            "a session outranks a newer subagent file"
+        );
+        assert_eq!(p.memory_files, 0, "no memory dir");
+    }
+
+    #[test]
+    fn path_is_unknown_without_a_cwd_and_projects_sort_newest_first() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let old = tmp.path().join("projects/-old");
+        let new = tmp.path().join("projects/-new");
+        let idle = tmp.path().join("projects/-idle");
+        write_file(
+            &old.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            "{}\n",
+        );
+        set_mtime(
+            &old.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            1_000_000,
+        );
+        write_file(&new.join("memory/x.md"), "x\n");
+        set_mtime(&new.join("memory/x.md"), 2_000_000);
+        fs::create_dir_all(&idle).expect("mkdir");
+        write_file(&tmp.path().join("projects/stray-file"), "");
+
+        let projects = engine(tmp.path()).list_projects().expect("list");
+        let names: Vec<&str> = projects.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["-new", "-old", "-idle"]);
+        assert_eq!(projects[1].path, None, "no transcript line carries a cwd");
+        assert_eq!(
+            projects[0].last_activity.as_deref(),
+            Some("1970-01-24T03:33:20.000Z")
+        );
+        assert_eq!(projects[2].last_activity, None);
+    }
+
+    #[test]
+    fn lint_counts_per_project_come_only_with_the_lint_listing() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let broken = tmp.path().join("projects/-broken/memory");
+        write_file(
+            &broken.join("MEMORY.md"),
+            "- [Gone](gone.md) — x\n- [A](a.md) — a\n",
+        );
+        write_file(
+            &broken.join("a.md"),
+            "---\nname: A\ndescription: a\ntype: user\n---\nbody\n",
+        );
+        write_file(&broken.join("orphan.md"), "---\nname: O\n---\n");
+        fs::create_dir_all(tmp.path().join("projects/-empty")).expect("mkdir");
+        let engine = engine(tmp.path());
+
+        let plain = engine.list_projects().expect("list");
+        assert!(plain.iter().all(|p| p.lint.is_none()));
+        let json = serde_json::to_value(&plain[0]).expect("json");
+        assert!(
+            json.get("lint").is_none(),
+            "the plain listing keeps its shape: {json}"
+        );
+
+        let linted = engine.list_projects_with_lint().expect("list");
+        let counts = |name: &str| {
+            linted
+                .iter()
+                .find(|p| p.name == name)
+                .and_then(|p| p.lint)
+                .expect("counts")
+        };
+        // dangling-pointer (error); orphan-file + missing-description (warnings).
+        assert_eq!(
+            counts("-broken"),
+            LintCounts {
+                errors: 1,
+                warnings: 2
+            }
+        );
+        assert_eq!(counts("-empty"), LintCounts::default());
+        assert_eq!(
+            engine.lint_counts(&broken).expect("counts"),
+            counts("-broken")
+        );
+        let json = serde_json::to_value(&linted[0]).expect("json");
+        assert!(json["lint"]["errors"].is_number(), "{json}");
+    }
+
+    #[test]
+    fn a_missing_projects_dir_is_empty() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        assert!(engine(&tmp.path().join("nope"))
+            .list_projects()
+            .expect("list")
+            .is_empty());
+    }
+
+    #[test]
+    fn uuid_shape() {
+        assert!(is_uuid("1af7fc5e-8455-4414-9ccd-011d40f70b2a"));
+        assert!(is_uuid("1AF7FC5E-8455-4414-9CCD-011D40F70B2A"));
+        assert!(!is_uuid("agent-test-hash-123"));
+        assert!(!is_uuid("1af7fc5e-8455-4414-9ccd-011d40f70b2"));
+        assert!(!is_uuid("1af7fc5e-8455-4414-9ccd-011d40f70b2g"));
+    }
+}

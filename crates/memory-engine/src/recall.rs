@@ -1,0 +1,1084 @@
+//! Recall (`FORMATS.md` §4): given a query (the user's prompt), pick the memory files worth
+//! putting in front of the model, and render them the way Claude Code does.
+//!
+//! 1. Scan the memory dir (newest 200 files, frontmatter only).
+//! 2. Leave out files already surfaced in this session and files the caller excludes: they are
+//!    not even offered to the selector.
+//! 3. Select, at most `limit` (5):
+//!    - with a model: one side call (max 256 output tokens) whose user message is the query and
+//!      the manifest, one line per file, `- [{type}] {relpath} ({ISO mtime}): {description}`;
+//!      structured output `{"selected_memories": [...]}`; names not exactly in the manifest are
+//!      dropped (and reported as rejected);
+//!    - offline: BM25F over each file's name (×2), file name (×1.5) and description (×1); files
+//!      scoring under a quarter of the best are dropped as noise.
+//! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
+//!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
+//!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
+//!
+//! Per session (the prompt hook), Engram keeps in its own data dir which files were surfaced and
+//! how many characters they cost, so a file is surfaced once per session and surfacing stops
+//! after [`SESSION_SURFACE_BUDGET`] characters.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::bm25::Bm25Index;
+use crate::changeset::confined_path;
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};
+use crate::memory_type::MemoryType;
+use crate::scan::{self, manifest_line, MemoryHeader, CLAUDE_SCAN_CAP};
+use crate::staleness::staleness_caveat;
+
+/// At most this many memories per recall.
+pub const MAX_SELECTED: usize = 5;
+/// The selector's output budget.
+pub const SELECTOR_MAX_TOKENS: u32 = 256;
+/// Lines of a surfaced file.
+pub const SURFACE_MAX_LINES: usize = 200;
+/// Bytes of a surfaced file, after the line cut.
+pub const SURFACE_MAX_BYTES: usize = 4096;
+/// Characters surfaced per session before recall stops.
+pub const SESSION_SURFACE_BUDGET: usize = 61_440;
+/// The structured-output name of the selector's answer.
+pub const SELECTION_NAME: &str = "select_memories";
+/// Offline hits scoring below this fraction of the best hit are noise.
+const OFFLINE_RELATIVE_FLOOR: f64 = 0.25;
+
+const SELECTOR_SYSTEM_PROMPT: &str = "You are selecting memories that will be useful to Claude \
+Code as it processes a user's query. You are given the query and a list of the memory files \
+available, each with its file name, type, date and a one-line description.
+
+Return the file names (exactly as listed) of the memories that will clearly be useful for this \
+query, at most the number asked for. Only include a memory when you are confident, from its name \
+and description, that it will help; when unsure, leave it out — an empty list is a good answer.
+- Do not select memories that are plain usage or API reference for tools the conversation is \
+already using.
+- Do select memories that warn about gotchas, pitfalls or known issues relevant to the query.";
+
+/// What to recall.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallRequest {
+    pub query: String,
+    /// At most this many results; 0 means [`MAX_SELECTED`].
+    pub limit: usize,
+    /// Files (relative to the memory dir, or absolute) never to return.
+    pub exclude: Vec<String>,
+    /// Also exclude the files this session already surfaced.
+    pub session: Option<String>,
+}
+
+/// Why a surfaced file was cut.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Truncation {
+    /// More than [`SURFACE_MAX_LINES`] lines.
+    Lines,
+    /// More than [`SURFACE_MAX_BYTES`] bytes in the first 200 lines.
+    Bytes,
+}
+
+/// One recalled memory. The JSON keys `file`, `type`, `description`, `age`, `caveat` and
+/// `content` are the CLI's stable interface; the rest are extras for the app.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallResult {
+    /// Relative to the memory dir.
+    pub file: String,
+    #[serde(rename = "type")]
+    pub memory_type: Option<MemoryType>,
+    pub description: Option<String>,
+    pub age: String,
+    /// The staleness caveat, when the memory is more than a day old.
+    pub caveat: Option<String>,
+    /// The file's first 200 lines / 4,096 bytes.
+    pub content: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub path: PathBuf,
+    /// The line Claude Code puts before the content (caveat included when stale).
+    pub header: String,
+    pub truncated: Option<Truncation>,
+    /// The BM25 score (offline); `None` when a model chose.
+    pub score: Option<f64>,
+    /// Why it was chosen, for a person: the terms that matched, or the model that chose it.
+    pub reason: String,
+    /// The rough token cost of this memory's injected block ([`approx_tokens`] of
+    /// [`RecallResult::context_block`]).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub tokens: u64,
+}
+
+impl RecallResult {
+    /// The text injected for this memory: header, blank line, content, and when cut a note
+    /// saying where the whole file is.
+    pub fn context_block(&self) -> String {
+        let mut text = format!("{}\n\n{}", self.header, self.content.trim_end_matches('\n'));
+        if let Some(cut) = self.truncated {
+            let reason = match cut {
+                Truncation::Lines => format!("first {SURFACE_MAX_LINES} lines"),
+                Truncation::Bytes => format!("{SURFACE_MAX_BYTES} byte limit"),
+            };
+            text.push_str(&format!(
+                "\n\n> This memory file was truncated ({reason}). Use the Read tool to view the \
+                 complete file at: {}",
+                self.path.display()
+            ));
+        }
+        text
+    }
+}
+
+/// Everything about one recall, for the app's Recall panel: what came back and why, what was
+/// left out, and what it cost.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallReport {
+    pub query: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub memory_dir: PathBuf,
+    pub provider: ProviderKind,
+    /// The model asked (`None` offline).
+    pub model: Option<String>,
+    pub results: Vec<RecallResult>,
+    /// Files offered to the selector (the manifest's lines).
+    pub considered: usize,
+    /// Files left out before selection: excluded by the caller or surfaced earlier this session.
+    pub excluded: Vec<String>,
+    /// Names the model returned that are not in the manifest (dropped).
+    pub rejected: Vec<String>,
+    /// Offline matches that were not returned, best first, with why: a person sees the near
+    /// misses next to the results. Empty when a model chose (it gives no reasons for the rest).
+    pub passed_over: Vec<PassedOver>,
+    /// Tokens the selector used (zero offline).
+    pub usage: Usage,
+    /// Characters the prompt hook would inject for `results` ([`additional_context`], preamble
+    /// included; zero when there are none) and their rough token cost ([`approx_tokens`]).
+    pub injected_chars: usize,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub injected_tokens: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub elapsed_ms: u64,
+    /// Why nothing was recalled without asking (e.g. the session's budget is spent).
+    pub skipped: Option<String>,
+}
+
+/// An offline match left out of the results.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassedOver {
+    pub file: String,
+    #[serde(rename = "type")]
+    pub memory_type: Option<MemoryType>,
+    pub description: Option<String>,
+    pub score: f64,
+    /// The query terms it matched, as in [`RecallResult::reason`].
+    pub reason: String,
+    pub why: PassedOverWhy,
+}
+
+/// Why an offline match was left out.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PassedOverWhy {
+    /// It scored under a quarter of the best match: noise.
+    BelowFloor,
+    /// Better matches filled the limit.
+    OverLimit,
+}
+
+/// A rough token count for `text`: one token per four characters, rounded up — the estimate
+/// Claude Code itself uses for context it has not sent yet. Good to tell 200 tokens from
+/// 2,000, not to bill by.
+pub fn approx_tokens(text: &str) -> u64 {
+    u64::try_from(text.chars().count().div_ceil(4)).unwrap_or(u64::MAX)
+}
+
+/// What a session has been shown: absolute paths and the characters they cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SurfacedLog {
+    pub files: Vec<String>,
+    pub chars: usize,
+}
+
+/// A session id as a directory name: `[A-Za-z0-9_-]` kept, anything else `-`, at most 64
+/// characters; when anything had to change, a hash of the original id is appended so two ids
+/// never share a directory.
+pub fn session_dir_name(id: &str) -> String {
+    let cleaned: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned == id && !id.is_empty() {
+        return cleaned;
+    }
+    let hash = Sha256::digest(id.as_bytes());
+    let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    if cleaned.is_empty() {
+        format!("session-{hex}")
+    } else {
+        format!("{cleaned}-{hex}")
+    }
+}
+
+/// `content` cut to its first [`SURFACE_MAX_LINES`] lines, then to [`SURFACE_MAX_BYTES`] bytes
+/// at a character boundary.
+pub fn surface_cut(content: &str) -> (String, Option<Truncation>) {
+    let mut end = content.len();
+    let mut truncation = None;
+    if let Some((offset, _)) = content.match_indices('\n').nth(SURFACE_MAX_LINES - 1) {
+        if offset + 1 < content.len() {
+            end = offset + 1;
+            truncation = Some(Truncation::Lines);
+        }
+    }
+    if end > SURFACE_MAX_BYTES {
+        end = SURFACE_MAX_BYTES;
+        while !content.is_char_boundary(end) {
+            end -= 1;
+        }
+        truncation = Some(Truncation::Bytes);
+    }
+    (content[..end].to_owned(), truncation)
+}
+
+/// The header Claude Code puts before a recalled memory.
+pub fn memory_header(path: &Path, age: &str, days: u64) -> String {
+    match staleness_caveat(days) {
+        Some(caveat) => format!("{caveat}\n\nMemory: {}:", path.display()),
+        None => format!("Memory (saved {age}): {}:", path.display()),
+    }
+}
+
+/// The selector's structured-output schema.
+pub fn selection_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "selected_memories": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "File names from the list, most useful first"
+            }
+        },
+        "required": ["selected_memories"],
+        "additionalProperties": false
+    })
+}
+
+/// The selector's request for `query` over `manifest`.
+pub fn selection_request(query: &str, manifest: &[String], limit: usize) -> Request {
+    let mut request = Request::new(SELECTOR_MAX_TOKENS);
+    request.system = Some(SELECTOR_SYSTEM_PROMPT.to_owned());
+    request.messages.push(Message::user(format!(
+        "Query: {query}\n\nSelect at most {limit}.\n\nAvailable memories:\n{}",
+        manifest.join("\n")
+    )));
+    request.structured = Some(StructuredOutput {
+        name: SELECTION_NAME.to_owned(),
+        description: "Report the memory files that are useful for the query.".to_owned(),
+        schema: selection_schema(),
+    });
+    request
+}
+
+/// A file chosen by a selector, before it is read.
+struct Selected {
+    index: usize,
+    score: Option<f64>,
+    reason: String,
+}
+
+impl Engine {
+    /// Recalls memories of `memory_dir` for `request`, offline when `client` is `None`. Errors
+    /// are the caller's to handle (the prompt hook turns any of them into "nothing"); a model
+    /// answer that is not the asked JSON is an error, names outside the manifest are not.
+    pub async fn recall(
+        &self,
+        memory_dir: &Path,
+        request: &RecallRequest,
+        client: Option<Arc<dyn Client>>,
+        cancel: &CancellationToken,
+    ) -> Result<RecallReport> {
+        let started = Instant::now();
+        let limit = if request.limit == 0 {
+            MAX_SELECTED
+        } else {
+            request.limit
+        };
+        let mut report = RecallReport {
+            query: request.query.clone(),
+            memory_dir: memory_dir.to_path_buf(),
+            provider: client
+                .as_ref()
+                .map_or(ProviderKind::Offline, |c| c.provider()),
+            model: client.as_ref().map(|c| c.model().to_owned()),
+            results: Vec::new(),
+            considered: 0,
+            excluded: Vec::new(),
+            rejected: Vec::new(),
+            passed_over: Vec::new(),
+            usage: Usage::default(),
+            injected_chars: 0,
+            injected_tokens: 0,
+            elapsed_ms: 0,
+            skipped: None,
+        };
+        let surfaced = match &request.session {
+            Some(id) => self.surfaced(id)?,
+            None => SurfacedLog::default(),
+        };
+        if surfaced.chars >= SESSION_SURFACE_BUDGET {
+            report.skipped = Some(format!(
+                "this session has been shown {} characters of memories (budget {SESSION_SURFACE_BUDGET})",
+                surfaced.chars
+            ));
+            return Ok(finish(report, started));
+        }
+        if request.query.trim().is_empty() {
+            report.skipped = Some("empty query".to_owned());
+            return Ok(finish(report, started));
+        }
+
+        let root = memory_dir.to_path_buf();
+        let now = self.clock().now();
+        let headers = blocking(move || scan::scan_dir(&root, Some(CLAUDE_SCAN_CAP), now)).await?;
+        let excluded_paths: HashSet<PathBuf> = request
+            .exclude
+            .iter()
+            .map(|f| absolute_in(memory_dir, f))
+            .chain(surfaced.files.iter().map(PathBuf::from))
+            .collect();
+        let (candidates, excluded): (Vec<MemoryHeader>, Vec<MemoryHeader>) = headers
+            .into_iter()
+            .partition(|h| !excluded_paths.contains(&memory_dir.join(&h.file)));
+        report.excluded = excluded.into_iter().map(|h| h.file).collect();
+        report.considered = candidates.len();
+        if candidates.is_empty() {
+            return Ok(finish(report, started));
+        }
+
+        let selected = match &client {
+            None => {
+                let (selected, passed_over) = select_offline(&candidates, &request.query, limit);
+                report.passed_over = passed_over;
+                selected
+            }
+            Some(client) => {
+                let manifest: Vec<String> = candidates.iter().map(manifest_line).collect();
+                let selection = selection_request(&request.query, &manifest, limit);
+                let response = client.complete(&selection, cancel).await?;
+                report.usage += response.usage;
+                let answer = response.structured(SELECTION_NAME)?;
+                let names = answer
+                    .get("selected_memories")
+                    .and_then(|v| v.as_array())
+                    .ok_or_else(|| {
+                        Error::Llm(format!(
+                            "the selector's answer has no `selected_memories` list: {answer}"
+                        ))
+                    })?;
+                let mut seen = BTreeSet::new();
+                let mut selected = Vec::new();
+                for name in names {
+                    let Some(name) = name.as_str() else {
+                        report.rejected.push(name.to_string());
+                        continue;
+                    };
+                    match candidates.iter().position(|h| h.file == name) {
+                        Some(index) if seen.insert(index) => selected.push(Selected {
+                            index,
+                            score: None,
+                            reason: format!("selected by {}", client.model()),
+                        }),
+                        Some(_) => {}
+                        None => report.rejected.push(name.to_owned()),
+                    }
+                }
+                selected.truncate(limit);
+                selected
+            }
+        };
+
+        let root = memory_dir.to_path_buf();
+        let chosen: Vec<(MemoryHeader, Option<f64>, String)> = selected
+            .into_iter()
+            .map(|s| (candidates[s.index].clone(), s.score, s.reason))
+            .collect();
+        report.results = blocking(move || Ok(read_results(&root, chosen))).await?;
+        Ok(finish(report, started))
+    }
+
+    /// `<engram home>/sessions/<session dir name>`.
+    pub fn session_dir(&self, session_id: &str) -> PathBuf {
+        self.engram_home()
+            .join("sessions")
+            .join(session_dir_name(session_id))
+    }
+
+    /// What `session_id` has been shown so far (nothing, for a new session).
+    pub fn surfaced(&self, session_id: &str) -> Result<SurfacedLog> {
+        let path = self.session_dir(session_id).join("surfaced.json");
+        match disk::read_text(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| Error::parse(&path, Some(e.line()), e.to_string())),
+            Err(Error::NotFound(_)) => Ok(SurfacedLog::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds `results` to what `session_id` has been shown.
+    pub fn record_surfaced(
+        &self,
+        session_id: &str,
+        results: &[RecallResult],
+    ) -> Result<SurfacedLog> {
+        let mut log = self.surfaced(session_id)?;
+        for result in results {
+            let path = result.path.to_string_lossy().into_owned();
+            if !log.files.contains(&path) {
+                log.files.push(path);
+            }
+            log.chars += result.context_block().chars().count();
+        }
+        let path = self.session_dir(session_id).join("surfaced.json");
+        let text = serde_json::to_string_pretty(&log)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?;
+        disk::atomic_write(&path, format!("{text}\n").as_bytes())?;
+        Ok(log)
+    }
+}
+
+fn finish(mut report: RecallReport, started: Instant) -> RecallReport {
+    let context = additional_context(&report.results);
+    report.injected_chars = context.chars().count();
+    report.injected_tokens = approx_tokens(&context);
+    report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report
+}
+
+/// Runs file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::InvalidInput(format!("recall worker failed: {e}")))?
+}
+
+/// `file` as an absolute path: kept if absolute, else joined onto `memory_dir`.
+fn absolute_in(memory_dir: &Path, file: &str) -> PathBuf {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        memory_dir.join(file.trim_start_matches("./"))
+    }
+}
+
+/// The offline choice (BM25F), and the matches left out with why.
+fn select_offline(
+    candidates: &[MemoryHeader],
+    query: &str,
+    limit: usize,
+) -> (Vec<Selected>, Vec<PassedOver>) {
+    let stems: Vec<String> = candidates
+        .iter()
+        .map(|h| {
+            let name = h.file.rsplit('/').next().unwrap_or(&h.file);
+            name.strip_suffix(".md").unwrap_or(name).to_owned()
+        })
+        .collect();
+    let index = Bm25Index::new(candidates.iter().zip(&stems).map(|(h, stem)| {
+        vec![
+            (h.name.as_deref().unwrap_or(""), 2.0),
+            (stem.as_str(), 1.5),
+            (h.description.as_deref().unwrap_or(""), 1.0),
+        ]
+    }));
+    let hits = index.search(query);
+    let best = hits.first().map_or(0.0, |h| h.score);
+    let mut selected = Vec::new();
+    let mut passed_over = Vec::new();
+    for hit in hits {
+        let score = (hit.score * 1000.0).round() / 1000.0;
+        let reason = format!("matched: {}", hit.matched.join(", "));
+        let why = if hit.score < best * OFFLINE_RELATIVE_FLOOR {
+            PassedOverWhy::BelowFloor
+        } else if selected.len() >= limit {
+            PassedOverWhy::OverLimit
+        } else {
+            selected.push(Selected {
+                index: hit.doc,
+                score: Some(score),
+                reason,
+            });
+            continue;
+        };
+        let header = &candidates[hit.doc];
+        passed_over.push(PassedOver {
+            file: header.file.clone(),
+            memory_type: header.memory_type,
+            description: header.description.clone(),
+            score,
+            reason,
+            why,
+        });
+    }
+    (selected, passed_over)
+}
+
+/// Reads the chosen files; one that vanished or cannot be read since the scan is skipped, as
+/// Claude Code skips it.
+fn read_results(
+    root: &Path,
+    chosen: Vec<(MemoryHeader, Option<f64>, String)>,
+) -> Vec<RecallResult> {
+    chosen
+        .into_iter()
+        .filter_map(|(header, score, reason)| {
+            let path = confined_path(root, &header.file).ok()?;
+            let bytes = fs::read(&path).ok()?;
+            let text = String::from_utf8_lossy(&bytes);
+            let text = text
+                .strip_prefix('\u{feff}')
+                .unwrap_or(&text)
+                .replace("\r\n", "\n");
+            let (content, truncated) = surface_cut(&text);
+            let mut result = RecallResult {
+                header: memory_header(&path, &header.age, header.days),
+                caveat: staleness_caveat(header.days),
+                file: header.file,
+                memory_type: header.memory_type,
+                description: header.description,
+                age: header.age,
+                content,
+                path,
+                truncated,
+                score,
+                reason,
+                tokens: 0,
+            };
+            result.tokens = approx_tokens(&result.context_block());
+            Some(result)
+        })
+        .collect()
+}
+
+/// The text a prompt hook injects for `results`: a line saying what follows, then each memory's
+/// block. Empty when there is nothing to say.
+pub fn additional_context(results: &[RecallResult]) -> String {
+    if results.is_empty() {
+        return String::new();
+    }
+    let blocks: Vec<String> = results.iter().map(RecallResult::context_block).collect();
+    format!(
+        "Relevant memories recalled by Engram for this prompt (memories are point-in-time notes: \
+         verify file paths and code facts against the current state before acting on them).\n\n{}",
+        blocks.join("\n\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_become_safe_distinct_dir_names() {
+        let uuid = "1af7fc5e-8455-4414-9ccd-011d40f70b2a";
+        assert_eq!(session_dir_name(uuid), uuid);
+        let evil = session_dir_name("../../etc");
+        assert!(!evil.contains('/') && !evil.contains(".."), "{evil}");
+        assert_ne!(session_dir_name("a/b"), session_dir_name("a-b"));
+        assert_ne!(session_dir_name("a/b"), session_dir_name("a.b"));
+        assert!(session_dir_name("").starts_with("session-"));
+        assert!(session_dir_name(&"x".repeat(500)).len() <= 64 + 13);
+    }
+
+    #[test]
+    fn the_cut_is_two_hundred_lines_then_four_kilobytes() {
+        let short = "a\nb\n";
+        assert_eq!(surface_cut(short), (short.to_owned(), None));
+        let exactly: String = (0..200).map(|i| format!("{i}\n")).collect();
+        assert_eq!(surface_cut(&exactly).1, None, "200 lines fit");
+        let long: String = (0..250).map(|i| format!("{i}\n")).collect();
+        let (cut, why) = surface_cut(&long);
+        assert_eq!(why, Some(Truncation::Lines));
+        assert_eq!(cut.lines().count(), 200);
+        assert!(cut.ends_with("199\n"));
+        let wide = "é".repeat(3000);
+        let (cut, why) = surface_cut(&wide);
+        assert_eq!(why, Some(Truncation::Bytes));
+        assert_eq!(cut.len(), 4096, "cut at a character boundary");
+        let wide_lines: String = (0..250).map(|_| format!("{}\n", "x".repeat(99))).collect();
+        let (cut, why) = surface_cut(&wide_lines);
+        assert_eq!((cut.len(), why), (4096, Some(Truncation::Bytes)));
+    }
+
+    #[test]
+    fn headers_put_the_caveat_first_when_stale() {
+        let path = Path::new("/m/feedback_x.md");
+        assert_eq!(
+            memory_header(path, "today", 0),
+            "Memory (saved today): /m/feedback_x.md:"
+        );
+        assert_eq!(
+            memory_header(path, "yesterday", 1),
+            "Memory (saved yesterday): /m/feedback_x.md:"
+        );
+        let stale = memory_header(path, "3 days ago", 3);
+        assert!(stale.starts_with("This memory is 3 days old."), "{stale}");
+        assert!(stale.ends_with("\n\nMemory: /m/feedback_x.md:"), "{stale}");
+    }
+
+    #[test]
+    fn the_selector_request_carries_the_manifest_and_the_schema() {
+        let request = selection_request(
+            "fix the currency bug",
+            &["- [project] a.md (2026-01-01T00:00:00.000Z): currency".to_owned()],
+            5,
+        );
+        assert_eq!(request.max_tokens, 256);
+        let Some(Message { content, .. }) = request.messages.first() else {
+            panic!("one message");
+        };
+        let crate::llm::ContentBlock::Text { text } = &content[0] else {
+            panic!("text");
+        };
+        assert!(text.starts_with("Query: fix the currency bug\n"), "{text}");
+        assert!(text.contains("- [project] a.md (2026-01-01T00:00:00.000Z): currency"));
+        assert_eq!(
+            request
+                .structured
+                .as_ref()
+                .map(|s| s.schema["required"][0].clone()),
+            Some(json!("selected_memories"))
+        );
+    }
+
+    mod memory_dirs {
+        use std::time::{Duration, SystemTime};
+
+        use super::*;
+        use crate::clock::FixedClock;
+        use crate::environment::Environment;
+        use crate::llm::anthropic::AnthropicClient;
+        use crate::llm::openai::OpenAiClient;
+        use crate::llm::{ClientOptions, RetryPolicy};
+        use crate::testing::fixtures::{copy_tree, real_memory};
+        use crate::testing::{wire, Reply, ScriptedServer};
+
+        const DAY: u64 = 86_400;
+        /// 2026-11-22T08:38:52Z.
+        const NOW: u64 = 1_795_336_732;
+
+        struct Fixture {
+            _dir: tempfile::TempDir,
+            engine: Engine,
+            memory: PathBuf,
+        }
+
+        /// A temp copy of the real `stockerly` memory dir, every file saved `age_days` ago.
+        fn stockerly(age_days: u64) -> Fixture {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let memory = dir.path().canonicalize().expect("canonical").join("memory");
+            copy_tree(&real_memory("stockerly"), &memory);
+            for entry in fs::read_dir(&memory).expect("copy").flatten() {
+                set_age(&entry.path(), age_days);
+            }
+            let engine = Engine::builder(Environment::empty())
+                .clock(Arc::new(FixedClock::new(
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(NOW),
+                )))
+                .engram_home(dir.path().join("engram"))
+                .build();
+            Fixture {
+                _dir: dir,
+                engine,
+                memory,
+            }
+        }
+
+        fn set_age(path: &Path, days: u64) {
+            fs::File::options()
+                .write(true)
+                .open(path)
+                .expect("open")
+                .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(NOW - days * DAY - 60))
+                .expect("mtime");
+        }
+
+        fn request(query: &str) -> RecallRequest {
+            RecallRequest {
+                query: query.into(),
+                ..RecallRequest::default()
+            }
+        }
+
+        async fn offline(fx: &Fixture, query: &str) -> RecallReport {
+            fx.engine
+                .recall(&fx.memory, &request(query), None, &CancellationToken::new())
+                .await
+                .expect("recall")
+        }
+
+        fn files(report: &RecallReport) -> Vec<&str> {
+            report.results.iter().map(|r| r.file.as_str()).collect()
+        }
+
+        #[tokio::test]
+        async fn offline_recall_finds_the_obvious_memory_in_a_real_dir() {
+            let fx = stockerly(0);
+            for (prompt, expected) in [
+                (
+                    "Fix the hardcoded USD currency in execute_trade before we invite beta friends",
+                    "project_decision.md",
+                ),
+                (
+                    "Should we rewrite Stockerly from scratch in Next.js instead?",
+                    "project_decision.md",
+                ),
+                (
+                    "Which expert should I consult about this migration?",
+                    "project_expert_panel_v2.md",
+                ),
+                (
+                    "Plan the next sprint: GitHub issues, QA and the retro",
+                    "project_working_method.md",
+                ),
+                (
+                    "I want brutal honesty about this plan",
+                    "feedback_brutal_honesty.md",
+                ),
+                (
+                    "What anti-patterns should you watch for in this refactor?",
+                    "feedback_anti_patterns.md",
+                ),
+                ("How should I track my CETES investments?", "user_adrian.md"),
+            ] {
+                let report = offline(&fx, prompt).await;
+                assert_eq!(
+                    files(&report).first().copied(),
+                    Some(expected),
+                    "{prompt:?} → {:#?}",
+                    report
+                        .results
+                        .iter()
+                        .map(|r| (&r.file, r.score, &r.reason))
+                        .collect::<Vec<_>>()
+                );
+                assert!(report.results.len() <= MAX_SELECTED);
+                assert_eq!(report.considered, 7, "MEMORY.md is not a memory");
+                assert_eq!(report.provider, ProviderKind::Offline);
+                assert_eq!(report.usage, Usage::default());
+                let top = &report.results[0];
+                assert!(top.reason.starts_with("matched: "), "{}", top.reason);
+                assert!(top.score.is_some_and(|s| s > 0.0));
+            }
+            let none = offline(&fx, "kubernetes helm chart rollout").await;
+            assert!(none.results.is_empty(), "{:?}", files(&none));
+        }
+
+        #[tokio::test]
+        async fn near_misses_and_the_injected_cost_are_reported() {
+            let fx = stockerly(0);
+            let query = "currency bug in the trade flow; brutal honesty please";
+            let report = offline(&fx, query).await;
+            assert!(!report.results.is_empty());
+            let context = additional_context(&report.results);
+            assert_eq!(report.injected_chars, context.chars().count());
+            assert_eq!(
+                report.injected_tokens,
+                u64::try_from(context.chars().count().div_ceil(4)).expect("fits")
+            );
+            for result in &report.results {
+                assert_eq!(result.tokens, approx_tokens(&result.context_block()));
+                assert!(result.tokens > 0);
+            }
+            assert!(
+                report.results.iter().map(|r| r.tokens).sum::<u64>() < report.injected_tokens,
+                "the preamble costs tokens too"
+            );
+
+            // Every file that matched a term is either a result or passed over, once.
+            let mut seen: Vec<&str> = files(&report);
+            seen.extend(report.passed_over.iter().map(|p| p.file.as_str()));
+            let unique: BTreeSet<&str> = seen.iter().copied().collect();
+            assert_eq!(unique.len(), seen.len(), "{seen:?}");
+            let best = report.results[0].score.expect("offline score");
+            for passed in &report.passed_over {
+                assert!(passed.reason.starts_with("matched: "), "{passed:?}");
+                match passed.why {
+                    PassedOverWhy::BelowFloor => assert!(passed.score < best * 0.25 + 0.001),
+                    PassedOverWhy::OverLimit => assert!(passed.score >= best * 0.25 - 0.001),
+                }
+            }
+
+            // A limit of one passes the rest over as over the limit.
+            let limited = fx
+                .engine
+                .recall(
+                    &fx.memory,
+                    &RecallRequest {
+                        limit: 1,
+                        ..request(query)
+                    },
+                    None,
+                    &CancellationToken::new(),
+                )
+                .await
+                .expect("recall");
+            assert_eq!(limited.results.len(), 1);
+            assert!(limited
+                .passed_over
+                .iter()
+                .any(|p| p.why == PassedOverWhy::OverLimit));
+
+            let nothing = offline(&fx, "kubernetes helm chart rollout").await;
+            assert_eq!((nothing.injected_chars, nothing.injected_tokens), (0, 0));
+            let json = serde_json::to_value(&report).expect("json");
+            for key in ["passedOver", "injectedChars", "injectedTokens"] {
+                assert!(json.get(key).is_some(), "missing {key}");
+            }
+        }
+
+        #[tokio::test]
+        async fn results_carry_content_header_and_caveat_as_claude_code_shows_them() {
+            let fx = stockerly(0);
+            set_age(&fx.memory.join("project_decision.md"), 10);
+            let report = offline(&fx, "hardcoded USD currency bug in execute_trade").await;
+            let top = &report.results[0];
+            assert_eq!(top.file, "project_decision.md");
+            assert_eq!(top.age, "10 days ago");
+            let caveat = top.caveat.as_deref().expect("stale");
+            assert!(
+                caveat.starts_with("This memory is 10 days old."),
+                "{caveat}"
+            );
+            let path = fx.memory.join("project_decision.md");
+            assert_eq!(
+                top.header,
+                format!("{caveat}\n\nMemory: {}:", path.display())
+            );
+            assert_eq!(top.content, fs::read_to_string(&path).expect("read"));
+            assert_eq!(top.truncated, None);
+            assert_eq!(top.memory_type, Some(MemoryType::Project));
+            let json = serde_json::to_value(&report.results).expect("json");
+            for key in ["file", "type", "description", "age", "caveat", "content"] {
+                assert!(json[0].get(key).is_some(), "missing {key}");
+            }
+            let fresh = offline(&fx, "brutal honesty").await;
+            assert_eq!(fresh.results[0].caveat, None);
+            assert!(fresh.results[0]
+                .header
+                .starts_with("Memory (saved today): "));
+        }
+
+        #[tokio::test]
+        async fn session_exclusion_and_budget() {
+            let fx = stockerly(0);
+            let mut req = request("hardcoded USD currency bug in execute_trade");
+            req.session = Some("5c0375b4-57a5-4f26-b12d-d022ee4e51b7".into());
+            let first = fx
+                .engine
+                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .await
+                .expect("recall");
+            assert_eq!(first.results[0].file, "project_decision.md");
+            let log = fx
+                .engine
+                .record_surfaced(req.session.as_deref().expect("id"), &first.results)
+                .expect("record");
+            assert!(log.chars > 0);
+            let again = fx
+                .engine
+                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .await
+                .expect("recall");
+            assert!(
+                !files(&again).contains(&"project_decision.md"),
+                "surfaced once per session: {:?}",
+                files(&again)
+            );
+            assert!(again.excluded.contains(&"project_decision.md".to_owned()));
+
+            let spent = SurfacedLog {
+                files: Vec::new(),
+                chars: SESSION_SURFACE_BUDGET,
+            };
+            let path = fx.engine.session_dir("spent").join("surfaced.json");
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(&path, serde_json::to_string(&spent).expect("json")).expect("write");
+            req.session = Some("spent".into());
+            let skipped = fx
+                .engine
+                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .await
+                .expect("recall");
+            assert!(skipped.results.is_empty());
+            assert!(skipped.skipped.is_some());
+        }
+
+        fn model_options(server: &ScriptedServer, suffix: &str) -> ClientOptions {
+            ClientOptions {
+                base_url: format!("{}{suffix}", server.url()),
+                model: "claude-scripted".into(),
+                api_key: Some("k".into()),
+                timeout: Duration::from_secs(5),
+                retry: RetryPolicy::default(),
+            }
+        }
+
+        #[tokio::test]
+        async fn model_recall_validates_against_the_manifest_excludes_and_cuts() {
+            let fx = stockerly(0);
+            set_age(&fx.memory.join("project_vision.md"), 30);
+            let long: String = (0..300).map(|i| format!("line {i}\n")).collect();
+            fs::write(
+                fx.memory.join("reference_runbook.md"),
+                format!(
+                    "---\nname: runbook\ndescription: Deploy runbook\ntype: reference\n---\n{long}"
+                ),
+            )
+            .expect("long memory");
+            let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+                &[(
+                    "toolu_sel",
+                    SELECTION_NAME,
+                    json!({"selected_memories": [
+                        "project_vision.md",
+                        "invented.md",
+                        "user_adrian.md",
+                        "reference_runbook.md",
+                        "project_vision.md"
+                    ]}),
+                )],
+                (900, 30, 0, 0),
+            ))]);
+            let client: Arc<dyn Client> =
+                Arc::new(AnthropicClient::new(model_options(&server, "")).expect("client"));
+            let req = RecallRequest {
+                query: "Who is the beta for, and how do we deploy?".into(),
+                limit: 5,
+                exclude: vec!["user_adrian.md".into()],
+                session: None,
+            };
+            let report = fx
+                .engine
+                .recall(&fx.memory, &req, Some(client), &CancellationToken::new())
+                .await
+                .expect("recall");
+
+            // What the selector was shown: the manifest without the excluded file.
+            let requests = server.requests();
+            assert_eq!(requests.len(), 1);
+            let body = requests[0].json();
+            assert_eq!(body["max_tokens"], SELECTOR_MAX_TOKENS);
+            assert_eq!(body["tool_choice"]["name"], SELECTION_NAME);
+            let prompt = body["messages"][0]["content"][0]["text"]
+                .as_str()
+                .expect("prompt");
+            assert!(prompt.starts_with("Query: Who is the beta for, and how do we deploy?"));
+            assert!(
+                !prompt.contains("user_adrian.md"),
+                "excluded files are not offered"
+            );
+            let vision = scan::scan_dir(&fx.memory, None, fx.engine.clock().now())
+                .expect("scan")
+                .into_iter()
+                .find(|h| h.file == "project_vision.md")
+                .expect("vision");
+            assert!(prompt.contains(&manifest_line(&vision)), "{prompt}");
+            assert_eq!(prompt.matches("\n- [").count(), 7, "7 of 8 files offered");
+
+            // What came back: manifest names only, once each, in the model's order.
+            assert_eq!(
+                files(&report),
+                ["project_vision.md", "reference_runbook.md"]
+            );
+            assert_eq!(report.rejected, ["invented.md", "user_adrian.md"]);
+            assert_eq!(report.excluded, ["user_adrian.md"]);
+            assert_eq!(report.considered, 7);
+            assert_eq!(report.usage.input_tokens, 900);
+            assert_eq!(report.model.as_deref(), Some("claude-scripted"));
+            let vision = &report.results[0];
+            assert!(vision
+                .caveat
+                .as_deref()
+                .is_some_and(|c| c.starts_with("This memory is 30 days old.")));
+            assert_eq!(vision.reason, "selected by claude-scripted");
+            let runbook = &report.results[1];
+            assert_eq!(runbook.truncated, Some(Truncation::Lines));
+            assert_eq!(runbook.content.lines().count(), SURFACE_MAX_LINES);
+            assert!(runbook
+                .context_block()
+                .contains("This memory file was truncated (first 200 lines)"));
+            let context = additional_context(&report.results);
+            assert!(context.contains(&vision.header) && context.contains(&runbook.header));
+        }
+
+        #[tokio::test]
+        async fn openai_compatible_recall_reads_json_text_and_errors_surface() {
+            let fx = stockerly(0);
+            let server = ScriptedServer::queue(vec![
+                Reply::json(wire::openai_text(
+                    r#"{"selected_memories": ["feedback_brutal_honesty.md"]}"#,
+                    400,
+                    12,
+                    0,
+                )),
+                Reply::json(wire::openai_text("I think the honesty one.", 400, 6, 0)),
+            ]);
+            let client: Arc<dyn Client> =
+                Arc::new(OpenAiClient::new(model_options(&server, "/v1")).expect("client"));
+            let req = request("be brutally honest with me about my plan");
+            let report = fx
+                .engine
+                .recall(
+                    &fx.memory,
+                    &req,
+                    Some(Arc::clone(&client)),
+                    &CancellationToken::new(),
+                )
+                .await
+                .expect("recall");
+            assert_eq!(files(&report), ["feedback_brutal_honesty.md"]);
+            assert_eq!(
+                server.requests()[0].json()["response_format"]["json_schema"]["name"],
+                SELECTION_NAME
+            );
+            let err = fx
+                .engine
+                .recall(&fx.memory, &req, Some(client), &CancellationToken::new())
+                .await
+                .expect_err("prose is not the JSON asked for");
+            assert!(
+                err.to_string().contains("I think the honesty one."),
+                "{err}"
+            );
+        }
+    }
+}

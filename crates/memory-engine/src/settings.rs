@@ -1,0 +1,479 @@
+//! Claude Code's settings files, read for the few keys that shape its memory (`FORMATS.md` §1, §10):
+//! `autoMemoryEnabled`, `autoDreamEnabled` and `autoMemoryDirectory`.
+//!
+//! Four files can exist, from highest priority to lowest: **policy** (managed settings, e.g.
+//! `/etc/claude-code/managed-settings.json`; read only when the engine was given its path, so tests
+//! never read the machine's), **local** (`<project>/.claude/settings.local.json`, not committed),
+//! **project** (`<project>/.claude/settings.json`, committed) and **user**
+//! (`<config home>/settings.json`). A key takes the value of the highest-priority file that sets
+//! it, except `autoMemoryDirectory`, which the project file can never set: a cloned repository
+//! must not be able to point Claude Code's memory writes at, say, `~/.ssh`.
+//!
+//! A missing file is simply absent. A malformed file (bad JSON, not an object) is a
+//! [`Error::Parse`] naming the file and line from [`read_settings_file`]; when settings are loaded
+//! for a decision ([`ClaudeSettings::load`]) such a file is treated as absent — Claude Code also
+//! ignores a settings file it cannot parse and keeps running — and the error is kept as a warning
+//! for adapters to show. A known key with the wrong type (`"autoMemoryEnabled": "no"`) is likewise
+//! ignored with a warning.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::disk::read_text;
+use crate::engine::Engine;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The key that moves the auto-memory dir; honoured only from trusted scopes.
+pub const AUTO_MEMORY_DIRECTORY: &str = "autoMemoryDirectory";
+pub const AUTO_MEMORY_ENABLED: &str = "autoMemoryEnabled";
+pub const AUTO_DREAM_ENABLED: &str = "autoDreamEnabled";
+
+/// The environment switch of §10.
+pub const DISABLE_AUTO_MEMORY_ENV: &str = "CLAUDE_CODE_DISABLE_AUTO_MEMORY";
+
+/// Where a settings file sits in Claude Code's hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettingsScope {
+    Policy,
+    Local,
+    Project,
+    User,
+}
+
+impl SettingsScope {
+    /// Whether a file of this scope may be committed to a repository someone else controls.
+    pub fn is_trusted(self) -> bool {
+        self != SettingsScope::Project
+    }
+}
+
+/// One settings file that was read successfully.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    pub scope: SettingsScope,
+    pub path: PathBuf,
+    pub values: Map<String, Value>,
+}
+
+/// The files Claude Code would read for a project, highest priority first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsLocations {
+    pub policy: Option<PathBuf>,
+    pub local: PathBuf,
+    pub project: PathBuf,
+    pub user: PathBuf,
+}
+
+impl SettingsLocations {
+    fn in_priority_order(&self) -> impl Iterator<Item = (SettingsScope, &Path)> {
+        self.policy
+            .as_deref()
+            .map(|p| (SettingsScope::Policy, p))
+            .into_iter()
+            .chain([
+                (SettingsScope::Local, self.local.as_path()),
+                (SettingsScope::Project, self.project.as_path()),
+                (SettingsScope::User, self.user.as_path()),
+            ])
+    }
+}
+
+/// Where the managed (policy) settings file lives on this platform.
+pub fn default_managed_settings_path() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        PathBuf::from("/Library/Application Support/ClaudeCode/managed-settings.json")
+    } else if cfg!(windows) {
+        PathBuf::from(r"C:\Program Files\ClaudeCode\managed-settings.json")
+    } else {
+        PathBuf::from("/etc/claude-code/managed-settings.json")
+    }
+}
+
+/// Reads one settings file. `Ok(None)` when it does not exist; an empty file is an empty object.
+/// Malformed JSON is an [`Error::Parse`] with the file and the line serde_json stopped at.
+pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>> {
+    let text = match read_text(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Ok(Some(Map::new()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(values)) => Ok(Some(values)),
+        Ok(_) => Err(Error::parse(path, None, "settings must be a JSON object")),
+        Err(e) => Err(Error::parse(path, Some(e.line()), json_error_message(&e))),
+    }
+}
+
+/// serde_json's message without its trailing " at line L column C" (the line is carried
+/// separately, the column is kept).
+fn json_error_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(head, _)| head);
+    format!("invalid JSON: {message} (column {})", e.column())
+}
+
+/// A type test on a JSON value (`Value::is_boolean`, …).
+type HasType = fn(&Value) -> bool;
+
+/// The settings Claude Code would see for one project.
+#[derive(Debug, Default)]
+pub struct ClaudeSettings {
+    /// Highest priority first.
+    files: Vec<SettingsFile>,
+    warnings: Vec<Error>,
+}
+
+/// A value of `autoMemoryDirectory` and the trusted file it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrustedSetting<'a> {
+    pub scope: SettingsScope,
+    pub path: &'a Path,
+    pub value: &'a str,
+}
+
+impl ClaudeSettings {
+    /// Reads every file in `locations`; unreadable or malformed files become warnings.
+    pub fn load(locations: &SettingsLocations) -> ClaudeSettings {
+        let mut settings = ClaudeSettings::default();
+        for (scope, path) in locations.in_priority_order() {
+            match read_settings_file(path) {
+                Ok(Some(mut values)) => {
+                    settings.drop_mistyped(path, &mut values);
+                    settings.files.push(SettingsFile {
+                        scope,
+                        path: path.to_path_buf(),
+                        values,
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => settings.warnings.push(e),
+            }
+        }
+        settings
+    }
+
+    /// Removes known keys whose value has the wrong type, so lower-priority files decide instead.
+    fn drop_mistyped(&mut self, path: &Path, values: &mut Map<String, Value>) {
+        let expected: [(&str, HasType, &str); 3] = [
+            (AUTO_MEMORY_ENABLED, Value::is_boolean, "true or false"),
+            (AUTO_DREAM_ENABLED, Value::is_boolean, "true or false"),
+            (AUTO_MEMORY_DIRECTORY, Value::is_string, "a string"),
+        ];
+        for (key, has_type, wanted) in expected {
+            if values.get(key).is_some_and(|value| !has_type(value)) {
+                values.remove(key);
+                self.warnings.push(Error::parse(
+                    path,
+                    None,
+                    format!("`{key}` must be {wanted}; ignored"),
+                ));
+            }
+        }
+    }
+
+    /// The files read, highest priority first.
+    pub fn files(&self) -> &[SettingsFile] {
+        &self.files
+    }
+
+    /// Files that were skipped and values that were ignored, each naming its file.
+    pub fn warnings(&self) -> &[Error] {
+        &self.warnings
+    }
+
+    fn flag(&self, key: &str) -> Option<bool> {
+        self.files
+            .iter()
+            .find_map(|file| file.values.get(key).and_then(Value::as_bool))
+    }
+
+    /// `autoMemoryEnabled` from the highest-priority file that sets it (any scope).
+    pub fn auto_memory_enabled(&self) -> Option<bool> {
+        self.flag(AUTO_MEMORY_ENABLED)
+    }
+
+    /// `autoDreamEnabled` from the highest-priority file that sets it (any scope).
+    pub fn auto_dream_enabled(&self) -> Option<bool> {
+        self.flag(AUTO_DREAM_ENABLED)
+    }
+
+    /// `autoMemoryDirectory` from the highest-priority *trusted* file that sets it, unvalidated
+    /// (see [`crate::paths::validate_memory_path`]). The project file is never consulted.
+    pub fn auto_memory_directory(&self) -> Option<TrustedSetting<'_>> {
+        self.files
+            .iter()
+            .filter(|file| file.scope.is_trusted())
+            .find_map(|file| {
+                let value = file.values.get(AUTO_MEMORY_DIRECTORY)?.as_str()?;
+                Some(TrustedSetting {
+                    scope: file.scope,
+                    path: &file.path,
+                    value,
+                })
+            })
+    }
+}
+
+/// Reads a boolean environment switch the way Claude Code does: `1/true/yes/on` is `Some(true)`,
+/// `0/false/no/off` is `Some(false)` (case-insensitive, trimmed), anything else `None`.
+pub fn env_switch(value: Option<&str>) -> Option<bool> {
+    let value = value?.trim().to_ascii_lowercase();
+    match value.as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+impl Engine {
+    /// The settings files Claude Code reads when started in `project`.
+    pub fn settings_locations(&self, project: &Path) -> SettingsLocations {
+        SettingsLocations {
+            policy: self.managed_settings().map(Path::to_path_buf),
+            local: project.join(".claude").join("settings.local.json"),
+            project: project.join(".claude").join("settings.json"),
+            user: self.claude_home().join("settings.json"),
+        }
+    }
+
+    /// The settings Claude Code would see in `project`; never fails (see the module docs).
+    pub fn claude_settings(&self, project: &Path) -> ClaudeSettings {
+        ClaudeSettings::load(&self.settings_locations(project))
+    }
+
+    /// Whether Claude Code's auto-memory is on in `project` (`FORMATS.md` §10):
+    /// `CLAUDE_CODE_DISABLE_AUTO_MEMORY` truthy forces it off and falsy forces it on; otherwise
+    /// `autoMemoryEnabled` from settings decides, defaulting to on.
+    pub fn auto_memory_enabled(&self, project: &Path) -> bool {
+        match env_switch(self.env().get(DISABLE_AUTO_MEMORY_ENV)) {
+            Some(disabled) => !disabled,
+            None => self
+                .claude_settings(project)
+                .auto_memory_enabled()
+                .unwrap_or(true),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+    use crate::testing::fixtures::write_file;
+    use std::fs;
+
+    struct Layout {
+        _tmp: tempfile::TempDir,
+        home: PathBuf,
+        project: PathBuf,
+    }
+
+    fn layout() -> Layout {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("project");
+        fs::create_dir_all(&project).expect("mkdir");
+        Layout {
+            _tmp: tmp,
+            home,
+            project,
+        }
+    }
+
+    fn engine(home: &Path, extra: &[(&str, &str)]) -> Engine {
+        let env = extra.iter().fold(
+            Environment::empty().with("HOME", home.to_string_lossy()),
+            |env, (k, v)| env.with(*k, *v),
+        );
+        Engine::builder(env).build()
+    }
+
+    #[test]
+    fn missing_files_are_absent_and_empty_files_are_empty() {
+        let l = layout();
+        let missing = l.project.join("nope.json");
+        assert!(read_settings_file(&missing).expect("ok").is_none());
+        let empty = l.project.join("empty.json");
+        write_file(&empty, "\u{feff}  \n");
+        assert_eq!(read_settings_file(&empty).expect("ok"), Some(Map::new()));
+    }
+
+    #[test]
+    fn malformed_json_names_the_file_and_line() {
+        let l = layout();
+        let path = l.project.join("settings.json");
+        write_file(&path, "{\n  \"a\": 1,\n  \"b\": ,\n}\n");
+        let err = read_settings_file(&path).expect_err("malformed");
+        assert_eq!(err.kind(), ErrorKind::Parse);
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("{}:3: ", path.display())),
+            "{text}"
+        );
+        assert!(!text.contains(" at line "), "line is not repeated: {text}");
+
+        write_file(&path, "[1, 2]");
+        let err = read_settings_file(&path).expect_err("not an object");
+        assert!(err.to_string().contains("must be a JSON object"), "{err}");
+    }
+
+    #[test]
+    fn env_switch_accepts_claude_codes_spellings_only() {
+        for on in ["1", "true", "YES", " on "] {
+            assert_eq!(env_switch(Some(on)), Some(true), "{on:?}");
+        }
+        for off in ["0", "False", "no", "OFF"] {
+            assert_eq!(env_switch(Some(off)), Some(false), "{off:?}");
+        }
+        for other in ["", "2", "enabled", "y"] {
+            assert_eq!(env_switch(Some(other)), None, "{other:?}");
+        }
+        assert_eq!(env_switch(None), None);
+    }
+
+    #[test]
+    fn auto_memory_switch_chain() {
+        let l = layout();
+        let plain = engine(&l.home, &[]);
+        assert!(plain.auto_memory_enabled(&l.project), "defaults to on");
+
+        write_file(
+            &l.home.join(".claude/settings.json"),
+            r#"{"autoMemoryEnabled": false}"#,
+        );
+        assert!(
+            !plain.auto_memory_enabled(&l.project),
+            "user settings turn it off"
+        );
+
+        write_file(
+            &l.project.join(".claude/settings.json"),
+            r#"{"autoMemoryEnabled": true}"#,
+        );
+        assert!(
+            plain.auto_memory_enabled(&l.project),
+            "project settings outrank user settings for this key"
+        );
+
+        write_file(
+            &l.project.join(".claude/settings.local.json"),
+            r#"{"autoMemoryEnabled": false}"#,
+        );
+        assert!(
+            !plain.auto_memory_enabled(&l.project),
+            "local outranks project"
+        );
+
+        let forced_on = engine(&l.home, &[(DISABLE_AUTO_MEMORY_ENV, "0")]);
+        assert!(
+            forced_on.auto_memory_enabled(&l.project),
+            "env falsy forces on"
+        );
+
+        write_file(
+            &l.project.join(".claude/settings.local.json"),
+            r#"{"autoMemoryEnabled": true}"#,
+        );
+        let forced_off = engine(&l.home, &[(DISABLE_AUTO_MEMORY_ENV, "true")]);
+        assert!(
+            !forced_off.auto_memory_enabled(&l.project),
+            "env truthy forces off"
+        );
+
+        let unrecognised = engine(&l.home, &[(DISABLE_AUTO_MEMORY_ENV, "maybe")]);
+        assert!(
+            unrecognised.auto_memory_enabled(&l.project),
+            "an unrecognised value defers to settings (local: true)"
+        );
+    }
+
+    #[test]
+    fn mistyped_values_are_ignored_with_a_warning() {
+        let l = layout();
+        write_file(
+            &l.project.join(".claude/settings.local.json"),
+            r#"{"autoMemoryEnabled": "false", "autoMemoryDirectory": 7}"#,
+        );
+        write_file(
+            &l.home.join(".claude/settings.json"),
+            r#"{"autoMemoryEnabled": false, "autoMemoryDirectory": "/user/mem"}"#,
+        );
+        let e = engine(&l.home, &[]);
+        let settings = e.claude_settings(&l.project);
+        assert_eq!(
+            settings.auto_memory_enabled(),
+            Some(false),
+            "user value decides"
+        );
+        assert_eq!(
+            settings.auto_memory_directory().map(|s| s.value),
+            Some("/user/mem")
+        );
+        assert_eq!(settings.warnings().len(), 2);
+        assert!(settings.warnings()[0]
+            .to_string()
+            .contains("settings.local.json"));
+    }
+
+    #[test]
+    fn auto_dream_and_directory_follow_their_own_rules() {
+        let l = layout();
+        write_file(
+            &l.project.join(".claude/settings.json"),
+            r#"{"autoDreamEnabled": true, "autoMemoryDirectory": "/evil"}"#,
+        );
+        let e = engine(&l.home, &[]);
+        let settings = e.claude_settings(&l.project);
+        assert_eq!(
+            settings.auto_dream_enabled(),
+            Some(true),
+            "any scope may set it"
+        );
+        assert_eq!(
+            settings.auto_memory_directory(),
+            None,
+            "the project file may not move the memory dir"
+        );
+        assert_eq!(settings.files().len(), 1);
+        assert_eq!(settings.files()[0].scope, SettingsScope::Project);
+    }
+
+    #[test]
+    fn a_malformed_file_does_not_hide_the_others() {
+        let l = layout();
+        write_file(&l.project.join(".claude/settings.local.json"), "{ nope");
+        write_file(
+            &l.home.join(".claude/settings.json"),
+            r#"{"autoMemoryEnabled": false}"#,
+        );
+        let e = engine(&l.home, &[]);
+        let settings = e.claude_settings(&l.project);
+        assert_eq!(settings.auto_memory_enabled(), Some(false));
+        assert_eq!(settings.warnings().len(), 1);
+        assert_eq!(settings.warnings()[0].kind(), ErrorKind::Parse);
+        assert!(!e.auto_memory_enabled(&l.project));
+    }
+
+    #[test]
+    fn locations_follow_the_config_home_and_the_injected_policy_path() {
+        let l = layout();
+        let e = Engine::builder(Environment::empty().with("CLAUDE_CONFIG_DIR", "/cfg"))
+            .managed_settings("/policy.json")
+            .build();
+        let loc = e.settings_locations(&l.project);
+        assert_eq!(loc.user, PathBuf::from("/cfg/settings.json"));
+        assert_eq!(loc.local, l.project.join(".claude/settings.local.json"));
+        assert_eq!(loc.project, l.project.join(".claude/settings.json"));
+        assert_eq!(loc.policy, Some(PathBuf::from("/policy.json")));
+        let plain = Engine::builder(Environment::empty()).build();
+        assert_eq!(plain.settings_locations(&l.project).policy, None);
+    }
+}
