@@ -1,5 +1,97 @@
 //! `engram`: parse arguments, call one engine operation, render its result.
+//!
+//! Every subcommand lives in its own module under `commands/` (an `Args` struct and a `run`);
+//! adding one is a variant in [`Command`] plus a module. Output is either for people (aligned
+//! columns, colour on a terminal) or, with `--json`, the engine's own types serialized with
+//! camelCase keys — that JSON is a stable interface.
+//!
+//! Exit codes: 0 success, 1 `lint` found errors, 2 bad usage or bad input (one line on stderr,
+//! `engram: <error>`, naming the file and line where there is one).
 
-fn main() {
-    println!("engram {}", env!("CARGO_PKG_VERSION"));
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use commands::{Context, GlobalArgs, Status};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "engram",
+    version,
+    about = "See and manage Claude Code's file-based memory",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show where the project's memory and transcripts live, and why.
+    Where(commands::r#where::Args),
+    /// List every project Claude Code has seen, most recently active first.
+    Projects(commands::projects::Args),
+    /// List memory files with their frontmatter, newest first.
+    Scan(commands::scan::Args),
+    /// Show MEMORY.md as Claude Code loads it, with its budget.
+    Index(commands::index::Args),
+    /// Check the memory dir for problems; exits 1 when any is an error.
+    Lint(commands::lint::Args),
+    /// Show one memory file.
+    Show(commands::show::Args),
+    /// Create or update a memory and its index line.
+    Remember(commands::remember::Args),
+    /// Delete a memory and its index line.
+    Forget(commands::forget::Args),
+    /// Append a line to today's daily log.
+    Log(commands::log::Args),
+    /// List the recorded versions of the memory files, newest first, with who made them.
+    History(commands::history::Args),
+    /// Put a file back to a recorded version (itself recorded as a new version).
+    Revert(commands::revert::Args),
+    /// Search every project's memories; all words must match.
+    Search(commands::search::Args),
+    /// Recall the memories relevant to a prompt (offline BM25, or a configured model).
+    Recall(commands::recall::Args),
+    /// Run as one of Claude Code's hooks (reads the hook payload on stdin; always exits 0).
+    Hook(commands::hook::Args),
+    /// Install, remove or check Engram's hooks in Claude Code's settings.json.
+    Hooks(commands::hooks::Args),
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors and 0 for --help/--version, as the contract wants.
+    let cli = Cli::parse();
+    let context = Context::new(cli.global);
+    let result = match cli.command {
+        Command::Where(args) => commands::r#where::run(&context, args),
+        Command::Projects(args) => commands::projects::run(&context, args),
+        Command::Scan(args) => commands::scan::run(&context, args),
+        Command::Index(args) => commands::index::run(&context, args),
+        Command::Lint(args) => commands::lint::run(&context, args),
+        Command::Show(args) => commands::show::run(&context, args),
+        Command::Remember(args) => commands::remember::run(&context, args),
+        Command::Forget(args) => commands::forget::run(&context, args),
+        Command::Log(args) => commands::log::run(&context, args),
+        Command::History(args) => commands::history::run(&context, args),
+        Command::Revert(args) => commands::revert::run(&context, args),
+        Command::Search(args) => commands::search::run(&context, args),
+        Command::Recall(args) => commands::recall::run(&context, args),
+        Command::Hook(args) => commands::hook::run(&context, args),
+        Command::Hooks(args) => commands::hooks::run(&context, args),
+    };
+    match result {
+        Ok(Status::Success) => ExitCode::SUCCESS,
+        Ok(Status::Findings) => ExitCode::from(1),
+        Err(error) => {
+            output::error_line(&error.to_string());
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,0 +1,110 @@
+//! `engram hook user-prompt-submit`: Claude Code's UserPromptSubmit hook. Reads the hook's JSON
+//! payload from stdin and prints the recalled memories as
+//! `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
+//!
+//! A hook must never get in the user's way, so this command always exits 0 and, on any failure
+//! (malformed stdin, an unreadable memory dir, a provider error) or when its time budget
+//! (`--budget-ms`, else `[hooks] budget_ms`, else 2 s) runs out, prints nothing at all.
+//! (Exit code 2 would make Claude Code block the prompt.) `--verbose` says on stderr why nothing
+//! was printed, for debugging an installation.
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use memory_engine::llm::CancellationToken;
+use memory_engine::Result;
+
+use super::recall::{runtime, LlmArgs};
+use super::{Context, Status};
+use crate::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub event: Event,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Event {
+    /// Recall memories for the prompt on stdin (Claude Code's UserPromptSubmit payload)
+    UserPromptSubmit(PromptArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PromptArgs {
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Give up (printing nothing) after this many milliseconds [default: `[hooks] budget_ms` in
+    /// config.toml, else 2000]
+    #[arg(long, value_name = "MS")]
+    pub budget_ms: Option<u64>,
+    /// Say on stderr why nothing was printed
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+pub fn run(context: &Context, args: Args) -> Result<Status> {
+    let Event::UserPromptSubmit(args) = args.event;
+    let started = Instant::now();
+    match prompt_context(context, &args, started) {
+        Ok(Some(line)) => output::print(&format!("{line}\n")),
+        Ok(None) => {
+            if args.verbose {
+                output::error_line("hook: nothing to add for this prompt");
+            }
+        }
+        Err(why) => {
+            if args.verbose {
+                output::error_line(&format!("hook: printing nothing: {why}"));
+            }
+        }
+    }
+    Ok(Status::Success)
+}
+
+/// The line to print, within the budget counted from `started`.
+fn prompt_context(
+    context: &Context,
+    args: &PromptArgs,
+    started: Instant,
+) -> std::result::Result<Option<String>, String> {
+    let overrides = args.llm.overrides().map_err(|e| e.to_string())?;
+    let budget = context
+        .engine
+        .hook_budget(args.budget_ms.map(Duration::from_millis));
+    let deadline = started + budget;
+    // stdin is read on a plain thread: one that never closes must not hold the hook past its
+    // budget, and a blocked thread is simply abandoned when the process exits.
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let read = std::io::stdin().read_to_string(&mut text).map(|_| text);
+        let _ = sender.send(read);
+    });
+    let runtime = runtime().map_err(|e| e.to_string())?;
+    let engine = context.engine.clone();
+    let cancel = CancellationToken::new();
+    let outcome = runtime.block_on(async {
+        let work = async {
+            let stdin = receiver
+                .await
+                .map_err(|_| "stdin reader stopped".to_owned())?
+                .map_err(|e| format!("cannot read stdin: {e}"))?;
+            engine
+                .user_prompt_submit(&stdin, &overrides, &cancel)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        match tokio::time::timeout_at(deadline.into(), work).await {
+            Ok(result) => result,
+            Err(_) => {
+                cancel.cancel();
+                Err(format!("time budget of {} ms ran out", budget.as_millis()))
+            }
+        }
+    });
+    // Do not wait for blocking work still running (a keyring read stuck on D-Bus, a slow disk):
+    // the budget is the budget.
+    runtime.shutdown_background();
+    Ok(outcome?.output)
+}

@@ -1,0 +1,128 @@
+//! The subcommands, one module each, and what they share: the global flags and the [`Context`]
+//! that turns them into an engine and a memory dir.
+
+pub mod forget;
+pub mod history;
+pub mod hook;
+pub mod hooks;
+pub mod index;
+pub mod lint;
+pub mod log;
+pub mod projects;
+pub mod recall;
+pub mod remember;
+pub mod revert;
+pub mod scan;
+pub mod search;
+pub mod show;
+pub mod r#where;
+
+use std::path::{Path, PathBuf};
+
+use memory_engine::paths::normalize_lexically;
+use memory_engine::settings::default_managed_settings_path;
+use memory_engine::{Engine, Environment, Error, MemoryDir, MemoryDirResolution, Result};
+
+use crate::output;
+
+/// Flags every subcommand accepts (before or after its name).
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// Claude Code's config dir [default: $CLAUDE_CONFIG_DIR, else ~/.claude]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
+    pub claude_dir: Option<PathBuf>,
+    /// The project whose memory to use, resolved as Claude Code resolves it [default: the
+    /// current directory]
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        help_heading = "Global options"
+    )]
+    pub project: Option<PathBuf>,
+    /// Use this memory dir directly instead of resolving one from the project
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Global options"
+    )]
+    pub memory_dir: Option<PathBuf>,
+    /// Print machine-readable JSON (camelCase keys)
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub json: bool,
+}
+
+/// How a command that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Success,
+    /// The command ran, and what it checked has errors (`lint`): exit code 1.
+    Findings,
+}
+
+/// The engine plus the global flags, shared by every command.
+pub struct Context {
+    pub engine: Engine,
+    pub global: GlobalArgs,
+}
+
+impl Context {
+    pub fn new(global: GlobalArgs) -> Context {
+        let mut builder = Engine::builder(Environment::from_process())
+            .managed_settings(default_managed_settings_path());
+        if let Some(dir) = &global.claude_dir {
+            builder = builder.claude_home(absolute(dir));
+        }
+        Context {
+            engine: builder.build(),
+            global,
+        }
+    }
+
+    pub fn json(&self) -> bool {
+        self.global.json
+    }
+
+    /// The project directory: `--project` (made absolute), else the current directory.
+    pub fn project(&self) -> Result<PathBuf> {
+        match &self.global.project {
+            Some(path) => Ok(absolute(path)),
+            None => std::env::current_dir().map_err(|e| Error::io(".", e)),
+        }
+    }
+
+    /// Resolves the project's memory dir as Claude Code would, reporting settings files that
+    /// had to be skipped on stderr.
+    pub fn resolution(&self) -> Result<MemoryDirResolution> {
+        let resolution = self.engine.resolve_memory_dir(&self.project()?)?;
+        for warning in &resolution.warnings {
+            output::warning_line(warning);
+        }
+        Ok(resolution)
+    }
+
+    /// The memory dir to work on: `--memory-dir`, else the project's resolved one.
+    pub fn memory_dir(&self) -> Result<MemoryDir> {
+        let root = match &self.global.memory_dir {
+            Some(dir) => absolute(dir),
+            None => self.resolution()?.memory_dir,
+        };
+        Ok(self.engine.memory_dir(root))
+    }
+}
+
+/// `path` joined onto the current directory when relative, with `.` and `..` resolved lexically
+/// (as a shell would show it; symlinks are left for the engine to resolve where it matters).
+fn absolute(path: &Path) -> PathBuf {
+    let joined = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    normalize_lexically(&joined)
+}

@@ -1,0 +1,641 @@
+//! `engram recall`, `engram hook user-prompt-submit` and `engram hooks …` end to end: the real
+//! binary, real files in temp dirs (copies of the real `stockerly` memory dir), a hand-made
+//! environment, and — for the model paths — the scripted model server on loopback speaking the
+//! providers' wire formats. The last test drives the real Claude Code CLI when it is installed.
+
+mod support;
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::Duration;
+
+use memory_engine::testing::fixtures::{copy_tree, real_memory};
+use memory_engine::testing::{wire, Reply, ScriptedServer};
+use serde_json::{json, Value};
+use support::{
+    claude_binary, exit_code, files, output_with_stdin, stderr, stdout, turn_request, Sandbox,
+};
+
+/// A HOME with a Claude config dir, an Engram data dir and one project, `stockerly`; nothing
+/// from the real machine.
+fn sandbox() -> Sandbox {
+    Sandbox::in_project("stockerly").with_engram_home()
+}
+
+/// Fills the project's memory dir (as the binary resolves it) with a copy of the real
+/// `stockerly` memory.
+fn project_memory(s: &Sandbox) -> PathBuf {
+    let dir = s.memory_dir();
+    copy_tree(&real_memory("stockerly"), &dir);
+    dir
+}
+
+/// The JSON a `UserPromptSubmit` hook gets on stdin.
+fn hook_input(s: &Sandbox, session: &str, prompt: &str) -> String {
+    json!({
+        "session_id": session,
+        "transcript_path": s.claude().join("projects/x").join(format!("{session}.jsonl")),
+        "cwd": s.project(),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+        "prompt_id": "p-1",
+    })
+    .to_string()
+}
+
+fn json_out(out: &Output) -> Value {
+    assert_eq!(exit_code(out), 0, "failed: {}", stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+fn engram_binary() -> PathBuf {
+    fs::canonicalize(env!("CARGO_BIN_EXE_engram")).expect("binary path")
+}
+
+// ---------------------------------------------------------------------------------------------
+// recall
+
+#[test]
+fn recall_offline_returns_the_contract_shape_and_honours_limit_and_exclude() {
+    let s = sandbox();
+    project_memory(&s);
+    let query = "Fix the hardcoded USD currency bug before we invite beta friends";
+    let results = json_out(&s.run(&["recall", query, "--json"]));
+    let first = &results[0];
+    assert_eq!(first["file"], "project_decision.md");
+    for key in ["file", "type", "description", "age", "caveat", "content"] {
+        assert!(first.get(key).is_some(), "missing {key} in {first}");
+    }
+    assert_eq!(first["type"], "project");
+    assert_eq!(first["age"], "today");
+    assert_eq!(first["caveat"], Value::Null);
+    assert!(first["content"]
+        .as_str()
+        .expect("content")
+        .contains("P0 absoluto"));
+    assert!(first["score"].as_f64().expect("score") > 0.0);
+    assert!(first["reason"]
+        .as_str()
+        .expect("reason")
+        .contains("currency"));
+
+    let limited = json_out(&s.run(&["recall", query, "--limit", "1", "--json"]));
+    assert_eq!(files(&limited), ["project_decision.md"]);
+    let excluded = json_out(&s.run(&[
+        "recall",
+        query,
+        "--exclude",
+        "project_decision.md",
+        "--json",
+    ]));
+    assert!(!files(&excluded).contains(&"project_decision.md"));
+
+    let report = json_out(&s.run(&["recall", query, "--json", "--report"]));
+    assert_eq!(report["provider"], "offline");
+    assert_eq!(report["considered"], 7);
+    assert_eq!(report["usage"]["calls"], 0);
+
+    let human = s.run(&["recall", query]);
+    assert_eq!(exit_code(&human), 0, "{}", stderr(&human));
+    let text = stdout(&human);
+    assert!(
+        text.starts_with("1. project_decision.md  [project]  today"),
+        "{text}"
+    );
+    assert!(text.contains("offline"), "{text}");
+
+    let bad = s.run(&["recall", query, "--provider", "gpt"]);
+    assert_eq!(exit_code(&bad), 2);
+}
+
+#[test]
+fn recall_with_a_model_validates_its_selection_and_offers_no_excluded_file() {
+    let s = sandbox();
+    let memory = project_memory(&s);
+    let old = std::time::SystemTime::now() - Duration::from_secs(12 * 86_400);
+    fs::File::options()
+        .write(true)
+        .open(memory.join("project_vision.md"))
+        .expect("open")
+        .set_modified(old)
+        .expect("age the file");
+    let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+        &[(
+            "toolu_1",
+            "select_memories",
+            json!({"selected_memories": ["project_vision.md", "made_up.md", "user_adrian.md"]}),
+        )],
+        (700, 20, 0, 0),
+    ))]);
+    let out = s
+        .command(&[
+            "recall",
+            "who is the closed beta for?",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--exclude",
+            "user_adrian.md",
+            "--json",
+            "--report",
+        ])
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .output()
+        .expect("run");
+    let report = json_out(&out);
+    assert_eq!(files(&report["results"]), ["project_vision.md"]);
+    assert_eq!(report["rejected"], json!(["made_up.md", "user_adrian.md"]));
+    assert_eq!(report["usage"]["inputTokens"], 700);
+    let caveat = report["results"][0]["caveat"]
+        .as_str()
+        .expect("stale caveat");
+    assert!(
+        caveat.starts_with("This memory is 12 days old."),
+        "{caveat}"
+    );
+
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("x-api-key"), Some("sk-test"));
+    let body = sent.json();
+    assert_eq!(body["model"], "claude-test");
+    let prompt = body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .expect("prompt");
+    assert!(
+        !prompt.contains("user_adrian.md"),
+        "excluded file offered: {prompt}"
+    );
+    assert!(prompt.contains("project_vision.md"));
+}
+
+#[test]
+fn recall_with_an_openai_compatible_server_and_without_an_anthropic_key() {
+    let s = sandbox();
+    project_memory(&s);
+    let server = ScriptedServer::queue(vec![Reply::json(wire::openai_text(
+        r#"{"selected_memories":["project_expert_panel_v2.md"]}"#,
+        300,
+        10,
+        0,
+    ))]);
+    let out = s
+        .command(&[
+            "recall",
+            "which expert for a migration?",
+            "--provider",
+            "openai",
+            "--model",
+            "qwen",
+            "--json",
+        ])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .output()
+        .expect("run");
+    assert_eq!(files(&json_out(&out)), ["project_expert_panel_v2.md"]);
+    assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+
+    let out = s.run(&["recall", "anything at all", "--provider", "anthropic"]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(
+        stderr(&out).contains("ANTHROPIC_API_KEY"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// hook user-prompt-submit
+
+#[test]
+fn the_prompt_hook_prints_additional_context_once_per_session_within_budget() {
+    let s = sandbox();
+    let memory = project_memory(&s);
+    let payload = hook_input(
+        &s,
+        "7f1c2a9e-0000-4000-8000-000000000001",
+        "Should we just rewrite Stockerly from scratch?",
+    );
+    let (out, took) = output_with_stdin(s.command(&["hook", "user-prompt-submit"]), &payload);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(stderr(&out), "");
+    let printed = stdout(&out);
+    assert_eq!(printed.lines().count(), 1, "one JSON line: {printed}");
+    let v: Value = serde_json::from_str(&printed).expect("JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    let decision = memory.join("project_decision.md");
+    assert!(
+        context.contains(&format!("Memory (saved today): {}:", decision.display())),
+        "{context}"
+    );
+    assert!(
+        context.contains("Corregir Stockerly. NO rewrite."),
+        "{context}"
+    );
+
+    let surfaced = s
+        .engram_home()
+        .join("sessions/7f1c2a9e-0000-4000-8000-000000000001/surfaced.json");
+    let log: Value =
+        serde_json::from_str(&fs::read_to_string(&surfaced).expect("session log")).expect("json");
+    assert!(log["files"]
+        .as_array()
+        .expect("files")
+        .contains(&json!(decision.to_string_lossy())));
+
+    // The same prompt again in the same session: the decision memory is not shown twice.
+    let (again, _) = output_with_stdin(s.command(&["hook", "user-prompt-submit"]), &payload);
+    assert_eq!(exit_code(&again), 0);
+    assert!(
+        !stdout(&again).contains("project_decision.md"),
+        "{}",
+        stdout(&again)
+    );
+    // A new session sees it again.
+    let other = hook_input(
+        &s,
+        "7f1c2a9e-0000-4000-8000-000000000002",
+        "Should we just rewrite Stockerly from scratch?",
+    );
+    let (fresh, _) = output_with_stdin(s.command(&["hook", "user-prompt-submit"]), &other);
+    assert!(stdout(&fresh).contains("project_decision.md"));
+    // A single word is not a query.
+    let (word, _) = output_with_stdin(
+        s.command(&["hook", "user-prompt-submit"]),
+        &hook_input(&s, "s3", "continue"),
+    );
+    assert_eq!((exit_code(&word), stdout(&word).as_str()), (0, ""));
+}
+
+#[test]
+fn the_prompt_hook_prints_nothing_and_exits_zero_on_bad_input() {
+    let s = sandbox();
+    project_memory(&s);
+    let not_a_dir = hook_input(&s, "s", "a prompt of several words")
+        .replace(&*s.project().to_string_lossy(), "/nonexistent/place");
+    for stdin in [
+        "",
+        "{",
+        "not json at all",
+        "[]",
+        r#"{"prompt": "missing cwd here"}"#,
+        r#"{"cwd": "/tmp", "prompt": "wrong event", "hook_event_name": "Stop"}"#,
+        not_a_dir.as_str(),
+    ] {
+        let (out, took) = output_with_stdin(s.command(&["hook", "user-prompt-submit"]), stdin);
+        assert_eq!(exit_code(&out), 0, "{stdin:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{stdin:?}");
+        assert_eq!(stderr(&out), "", "{stdin:?}");
+        assert!(took < Duration::from_secs(2), "{stdin:?} took {took:?}");
+    }
+    // A broken config is an error like any other: nothing printed, exit 0.
+    fs::create_dir_all(s.engram_home()).expect("mkdir");
+    fs::write(s.engram_home().join("config.toml"), "[llm\nprovider = 3").expect("write");
+    let (out, _) = output_with_stdin(
+        s.command(&["hook", "user-prompt-submit", "--verbose"]),
+        &hook_input(&s, "s", "rewrite from scratch?"),
+    );
+    assert_eq!((exit_code(&out), stdout(&out).as_str()), (0, ""));
+    assert!(
+        stderr(&out).contains("config.toml"),
+        "--verbose says why: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_hung_model_costs_the_hook_its_budget_and_nothing_more() {
+    let s = sandbox();
+    project_memory(&s);
+    let server = ScriptedServer::queue(vec![Reply::Hang(Duration::from_secs(30))]);
+    fs::create_dir_all(s.engram_home()).expect("mkdir");
+    fs::write(
+        s.engram_home().join("config.toml"),
+        format!(
+            "[llm]\nprovider = \"anthropic\"\n\n[llm.anthropic]\nbase_url = \"{}\"\nmodel = \"claude-test\"\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let payload = hook_input(&s, "hang-1", "Should we rewrite from scratch?");
+
+    // The default budget: 2 s.
+    let mut command = s.command(&["hook", "user-prompt-submit"]);
+    command.env("ANTHROPIC_API_KEY", "sk-test");
+    let (out, took) = output_with_stdin(command, &payload);
+    assert_eq!(
+        (
+            exit_code(&out),
+            stdout(&out).as_str(),
+            stderr(&out).as_str()
+        ),
+        (0, "", "")
+    );
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_millis(3500),
+        "default budget: took {took:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "the model was asked");
+
+    // A budget from the command line.
+    let mut command = s.command(&["hook", "user-prompt-submit", "--budget-ms", "500"]);
+    command.env("ANTHROPIC_API_KEY", "sk-test");
+    let (out, took) = output_with_stdin(command, &payload);
+    assert_eq!((exit_code(&out), stdout(&out).as_str()), (0, ""));
+    assert!(
+        took < Duration::from_millis(1500),
+        "--budget-ms 500: took {took:?}"
+    );
+
+    // A budget from config.toml.
+    let config = fs::read_to_string(s.engram_home().join("config.toml")).expect("read");
+    fs::write(
+        s.engram_home().join("config.toml"),
+        format!("{config}\n[hooks]\nbudget_ms = 700\n"),
+    )
+    .expect("config");
+    let mut command = s.command(&["hook", "user-prompt-submit"]);
+    command.env("ANTHROPIC_API_KEY", "sk-test");
+    let (out, took) = output_with_stdin(command, &payload);
+    assert_eq!((exit_code(&out), stdout(&out).as_str()), (0, ""));
+    assert!(
+        took < Duration::from_millis(1700),
+        "budget_ms = 700: took {took:?}"
+    );
+    assert!(
+        !s.engram_home()
+            .join("sessions/hang-1/surfaced.json")
+            .exists(),
+        "nothing shown, nothing recorded"
+    );
+}
+
+#[test]
+fn the_prompt_hook_uses_a_model_when_told_to() {
+    let s = sandbox();
+    project_memory(&s);
+    let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+        &[(
+            "t",
+            "select_memories",
+            json!({"selected_memories": ["feedback_anti_patterns.md"]}),
+        )],
+        (500, 9, 0, 0),
+    ))]);
+    let mut command = s.command(&["hook", "user-prompt-submit", "--provider", "anthropic"]);
+    command
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-test");
+    let (out, _) = output_with_stdin(
+        command,
+        &hook_input(&s, "m-1", "let's add a big new feature"),
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(context.contains("feedback_anti_patterns.md:"), "{context}");
+    let prompt = server.requests()[0].json()["messages"][0]["content"][0]["text"]
+        .as_str()
+        .expect("prompt")
+        .to_owned();
+    assert!(
+        prompt.starts_with("Query: let's add a big new feature"),
+        "{prompt}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// hooks install | uninstall | status
+
+const UNRELATED_SETTINGS: &str = r#"{
+    "$schema": "https://json.schemastore.org/claude-code-settings.json",
+    "model": "opus",
+    "env": {"FOO": "bar", "EMOJI": "☕ \u00e9"},
+    "permissions": {
+        "allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"],
+        "deny": []
+    },
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [{"type": "command", "command": "/usr/local/bin/check-bash"}]
+            }
+        ]
+    },
+    "cleanupPeriodDays": 30,
+    "number": 1.50
+}
+"#;
+
+fn status(s: &Sandbox) -> Value {
+    json_out(&s.run(&["hooks", "status", "--json"]))
+}
+
+#[test]
+fn install_twice_then_uninstall_gives_back_the_original_bytes() {
+    let s = sandbox();
+    fs::write(s.settings(), UNRELATED_SETTINGS).expect("seed settings");
+    let expected_command = format!("{} hook user-prompt-submit", engram_binary().display());
+
+    let before = status(&s);
+    assert_eq!(before["installed"], false);
+    assert_eq!(before["expectedCommand"], expected_command.as_str());
+    assert_eq!(
+        before["settingsFile"],
+        s.settings().to_string_lossy().as_ref()
+    );
+
+    let installed = json_out(&s.run(&["hooks", "install", "--json"]));
+    assert_eq!(installed["action"], "installed");
+    let backup = PathBuf::from(installed["backup"].as_str().expect("backup"));
+    assert!(
+        backup.starts_with(s.engram_home()),
+        "backups live in Engram's data dir"
+    );
+    assert_eq!(
+        fs::read_to_string(&backup).expect("backup"),
+        UNRELATED_SETTINGS
+    );
+    let after_install = fs::read_to_string(s.settings()).expect("settings");
+
+    // Everything else is byte for byte what it was: the only difference is one inserted span.
+    let prefix = UNRELATED_SETTINGS
+        .bytes()
+        .zip(after_install.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = UNRELATED_SETTINGS
+        .bytes()
+        .rev()
+        .zip(after_install.bytes().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(UNRELATED_SETTINGS.len() - prefix);
+    assert_eq!(
+        prefix + suffix,
+        UNRELATED_SETTINGS.len(),
+        "only an insertion: {after_install}"
+    );
+    let inserted = &after_install[prefix..after_install.len() - suffix];
+    assert!(inserted.contains("\"UserPromptSubmit\": ["), "{inserted}");
+    assert!(inserted.contains(&expected_command), "{inserted}");
+    assert!(
+        inserted.starts_with(
+            ",\n        \"UserPromptSubmit\": [\n            {\n                \"hooks\": ["
+        ),
+        "the document's 4-space indentation is followed: {inserted:?}"
+    );
+    let v: Value = serde_json::from_str(&after_install).expect("still JSON");
+    assert_eq!(
+        v["hooks"]["UserPromptSubmit"],
+        json!([{"hooks": [{"type": "command", "command": expected_command}]}])
+    );
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "$schema",
+            "model",
+            "env",
+            "permissions",
+            "hooks",
+            "cleanupPeriodDays",
+            "number"
+        ],
+        "key order kept"
+    );
+
+    let status_after = status(&s);
+    assert_eq!(status_after["installed"], true);
+    assert_eq!(status_after["upToDate"], true);
+    assert_eq!(status_after["command"], expected_command.as_str());
+
+    let again = json_out(&s.run(&["hooks", "install", "--json"]));
+    assert_eq!(again["action"], "unchanged");
+    assert_eq!(again["backup"], Value::Null);
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("settings"),
+        after_install,
+        "install twice = once"
+    );
+
+    let human = s.run(&["hooks", "status"]);
+    assert!(
+        stdout(&human).starts_with("installed  UserPromptSubmit hook in"),
+        "{}",
+        stdout(&human)
+    );
+
+    let removed = json_out(&s.run(&["hooks", "uninstall", "--json"]));
+    assert_eq!(removed["action"], "removed");
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("settings"),
+        UNRELATED_SETTINGS
+    );
+    assert_eq!(status(&s)["installed"], false);
+    let nothing = json_out(&s.run(&["hooks", "uninstall", "--json"]));
+    assert_eq!(nothing["action"], "unchanged");
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("settings"),
+        UNRELATED_SETTINGS
+    );
+}
+
+#[test]
+fn install_joins_an_existing_prompt_hook_list_and_uninstall_leaves_it_alone() {
+    let s = sandbox();
+    let original = "{\n  \"hooks\": {\n    \"UserPromptSubmit\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"~/bin/prompt-guard\"\n          }\n        ]\n      }\n    ]\n  }\n}";
+    fs::write(s.settings(), original).expect("seed");
+    json_out(&s.run(&["hooks", "install", "--json"]));
+    let v: Value =
+        serde_json::from_str(&fs::read_to_string(s.settings()).expect("read")).expect("json");
+    let groups = v["hooks"]["UserPromptSubmit"].as_array().expect("list");
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0]["hooks"][0]["command"], "~/bin/prompt-guard");
+    json_out(&s.run(&["hooks", "uninstall", "--json"]));
+    assert_eq!(fs::read_to_string(s.settings()).expect("read"), original);
+}
+
+#[test]
+fn install_creates_settings_under_the_claude_dir_flag_and_refuses_broken_json() {
+    let s = sandbox();
+    let other = s.root().join("other-claude");
+    let out = s.run(&["hooks", "install", "--claude-dir", &other.to_string_lossy()]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Installed Engram's UserPromptSubmit hook"),
+        "{}",
+        stdout(&out)
+    );
+    let v: Value =
+        serde_json::from_str(&fs::read_to_string(other.join("settings.json")).expect("created"))
+            .expect("json");
+    assert!(v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("command")
+        .ends_with(" hook user-prompt-submit"));
+    assert!(
+        !s.settings().exists(),
+        "the default Claude dir was not touched"
+    );
+
+    fs::write(s.settings(), "{\"model\": \"opus\",}").expect("seed");
+    let out = s.run(&["hooks", "install"]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("settings.json:1"), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("read"),
+        "{\"model\": \"opus\",}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real Claude Code CLI
+
+/// Installs Engram's hook into a temp Claude home, runs one real `claude -p` turn against the
+/// scripted model, and checks that the memories the hook printed reached the model's request.
+#[test]
+fn the_real_claude_code_passes_the_hooks_context_to_the_model() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    project_memory(&s);
+    json_out(&s.run(&["hooks", "install", "--json"]));
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Noted."));
+    let session = "3b0c1e52-6f7a-4c8e-9d2b-5a4f3e2d1c0b";
+    let prompt = "Should we rewrite Stockerly from scratch?";
+    s.claude_turn(&claude, &server.url(), prompt, &["--session-id", session]);
+    let requests = server.requests();
+    let turn = turn_request(&requests, prompt);
+    assert!(
+        turn.body
+            .contains("UserPromptSubmit hook additional context"),
+        "Claude Code did not pass the hook's context: {}",
+        &turn.body[..turn.body.len().min(4000)]
+    );
+    assert!(
+        turn.body.contains("project_decision.md"),
+        "the recalled memory reached the model"
+    );
+    assert!(turn.body.contains("Corregir Stockerly. NO rewrite."));
+    assert!(s
+        .engram_home()
+        .join("sessions")
+        .join(session)
+        .join("surfaced.json")
+        .is_file());
+}
