@@ -1,0 +1,276 @@
+//! `make bench`: builds synthetic memory dirs (200 / 2,000 / 20,000 topic files), then times the
+//! engine's `scan`, `index` and `lint` against the raw-read floor — a minimal open + read 4 KiB +
+//! close loop over the same files — in the same run, and prints the ratio.
+//!
+//! The machines here are shared and noisy, and drop files from the page cache within seconds, so
+//! every measurement is interleaved with the floor (floor, op, floor, op, …), each preceded by a
+//! warming pass over the corpus, and the report gives medians and the ratio of medians. Figures are
+//! warm-cache figures.
+//!
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR]`.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use memory_engine::{Engine, Environment};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("engram-bench: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+struct Options {
+    sizes: Vec<usize>,
+    rounds: usize,
+    corpus: PathBuf,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut options = Options {
+        sizes: vec![200, 2_000, 20_000],
+        rounds: 7,
+        corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--sizes" => {
+                options.sizes = value()?
+                    .split(',')
+                    .map(|s| s.trim().parse().map_err(|_| format!("bad size {s:?}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--rounds" => {
+                options.rounds = value()?.parse().map_err(|_| "bad --rounds".to_string())?
+            }
+            "--corpus" => options.corpus = PathBuf::from(value()?),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+/// One engine operation under test; returns how many items it produced.
+type Operation<'a> = dyn Fn() -> Result<usize, String> + 'a;
+
+fn run() -> Result<(), String> {
+    let options = parse_options()?;
+    let engine = Engine::builder(Environment::from_process()).build();
+    println!(
+        "{:>7}  {:<6} {:>10} {:>10} {:>12} {:>7}",
+        "files", "op", "median", "floor", "files/s", "ratio"
+    );
+    for &size in &options.sizes {
+        let dir = options.corpus.join(format!("memdir-{size}"));
+        generate_corpus(&dir, size).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let files = topic_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let memdir = engine.memory_dir(&dir);
+        let ops: [(&str, &Operation<'_>); 3] = [
+            ("scan", &|| {
+                memdir
+                    .scan(None)
+                    .map(|h| h.len())
+                    .map_err(|e| e.to_string())
+            }),
+            ("index", &|| {
+                memdir
+                    .load_index()
+                    .map(|i| i.entries.len())
+                    .map_err(|e| e.to_string())
+            }),
+            ("lint", &|| {
+                memdir
+                    .lint()
+                    .map(|r| r.findings.len())
+                    .map_err(|e| e.to_string())
+            }),
+        ];
+        for (name, op) in ops {
+            let mut op_times = Vec::new();
+            let mut floor_times = Vec::new();
+            for _ in 0..options.rounds {
+                std::hint::black_box(raw_read_floor(&files));
+                floor_times.push(time(|| raw_read_floor(&files)));
+                std::hint::black_box(raw_read_floor(&files));
+                let mut outcome = Ok(0);
+                op_times.push(time(|| outcome = op()));
+                outcome?;
+            }
+            let op_median = median(&mut op_times);
+            let floor_median = median(&mut floor_times);
+            println!(
+                "{:>7}  {:<6} {:>10} {:>10} {:>12.0} {:>6.1}×",
+                size,
+                name,
+                format_duration(op_median),
+                format_duration(floor_median),
+                size as f64 / op_median.as_secs_f64(),
+                op_median.as_secs_f64() / floor_median.as_secs_f64()
+            );
+        }
+    }
+    println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
+    Ok(())
+}
+
+/// The floor any scanner pays: open, read up to 4 KiB, close, for every topic file.
+fn raw_read_floor(files: &[PathBuf]) -> usize {
+    let mut buffer = [0u8; 4096];
+    let mut total = 0;
+    for path in files {
+        if let Ok(mut file) = fs::File::open(path) {
+            total += file.read(&mut buffer).unwrap_or(0);
+        }
+    }
+    total
+}
+
+/// How long `work` takes; its result goes through `black_box` so it cannot be optimised away.
+fn time<T>(mut work: impl FnMut() -> T) -> Duration {
+    let start = Instant::now();
+    std::hint::black_box(work());
+    start.elapsed()
+}
+
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn format_duration(d: Duration) -> String {
+    if d.as_secs_f64() >= 1.0 {
+        format!("{:.2} s", d.as_secs_f64())
+    } else {
+        format!("{:.2} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+fn peak_rss_kib() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn topic_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") && !path.ends_with("MEMORY.md") {
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
+}
+
+const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
+const WORDS: [&str; 24] = [
+    "deploy",
+    "tests",
+    "database",
+    "review",
+    "release",
+    "cache",
+    "schema",
+    "latency",
+    "budget",
+    "migration",
+    "frontend",
+    "tokens",
+    "backup",
+    "incident",
+    "pricing",
+    "search",
+    "queue",
+    "auth",
+    "invoice",
+    "metrics",
+    "mobile",
+    "retry",
+    "locale",
+    "export",
+];
+
+/// Writes `count` topic files (some in sub-dirs, a few with malformed YAML, mixed flat and nested
+/// `metadata.type`) plus a `MEMORY.md` indexing them all. Idempotent: an existing complete corpus is
+/// reused, so repeated runs measure the same bytes.
+fn generate_corpus(dir: &Path, count: usize) -> std::io::Result<()> {
+    let marker = dir.join(".complete");
+    if marker.exists() {
+        return Ok(());
+    }
+    if dir.exists() {
+        fs::remove_dir_all(dir)?;
+    }
+    fs::create_dir_all(dir)?;
+    let mut index = String::from("# Memory index\n\n");
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..count {
+        let kind = TYPES[i % TYPES.len()];
+        let words: Vec<&str> = (0..6)
+            .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
+            .collect();
+        let name = format!("{} {} {i}", words[0], words[1]);
+        let description = format!(
+            "{} when {} touches {} and {} ({i})",
+            words[2], words[3], words[4], words[5]
+        );
+        let file = if i % 10 == 0 {
+            format!("topics/{kind}_{i}.md")
+        } else {
+            format!("{kind}_{i}.md")
+        };
+        let frontmatter = match i % 50 {
+            0 => format!("---\nname: {name}\ndescription: {description}: with: colons\ntype: {kind}\n---\n"),
+            1 => format!(
+                "---\nname: {name}\ndescription: {description}\nmetadata:\n  node_type: memory\n  type: {kind}\n  originSessionId: 3ed04df3-3a97-4f9b-a2a3-a2a120610cb7\n---\n"
+            ),
+            _ => format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n"),
+        };
+        let body_lines = 5 + (next() % 35) as usize;
+        let mut body = String::new();
+        for line in 0..body_lines {
+            body.push_str(&format!(
+                "- {} {} {} {} line {line}\n",
+                WORDS[(next() % 24) as usize],
+                WORDS[(next() % 24) as usize],
+                WORDS[(next() % 24) as usize],
+                WORDS[(next() % 24) as usize]
+            ));
+        }
+        let path = dir.join(&file);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&path, format!("{frontmatter}\n{body}"))?;
+        index.push_str(&format!("- [{name}]({file}) — {description}\n"));
+    }
+    fs::write(dir.join("MEMORY.md"), index)?;
+    fs::write(marker, "")?;
+    Ok(())
+}
