@@ -1,0 +1,101 @@
+//! The TypeScript shapes of everything that crosses the IPC boundary, generated from the Rust
+//! types with ts-rs into `ui/src/ipc/bindings/` and committed, so the UI is type-checked against
+//! what the shell really sends.
+//!
+//! The test below regenerates them into a temp dir and fails when they differ from the committed
+//! files (a type changed in Rust and the UI was not told). To update the committed files after
+//! such a change: `UPDATE_BINDINGS=1 cargo test -p engram-app --features
+//! engram-app/custom-protocol bindings`.
+
+use std::path::Path;
+
+use ts_rs::{ExportError, TS};
+
+/// The committed bindings, relative to this crate.
+pub const BINDINGS_DIR: &str = "../ui/src/ipc/bindings";
+
+/// Writes the binding of every IPC type (and of the types they use) into `dir`.
+pub fn export_all(dir: &Path) -> Result<(), ExportError> {
+    use memory_engine as engine;
+    // What commands return or take, and what events carry; their field types follow.
+    crate::error::WireError::export_all_to(dir)?;
+    crate::commands::home::AppInfo::export_all_to(dir)?;
+    crate::commands::memory::ProjectSnapshot::export_all_to(dir)?;
+    crate::commands::memory::MemoryDocument::export_all_to(dir)?;
+    crate::events::MemoryDirChanged::export_all_to(dir)?;
+    engine::ProjectSummary::export_all_to(dir)?;
+    engine::search::SearchHit::export_all_to(dir)?;
+    engine::LintReport::export_all_to(dir)?;
+    engine::editor::MemoryForm::export_all_to(dir)?;
+    engine::editor::EditOutcome::export_all_to(dir)?;
+    engine::editor::ConflictResolution::export_all_to(dir)?;
+    engine::ConflictDetails::export_all_to(dir)?;
+    engine::fix::FixTarget::export_all_to(dir)?;
+    engine::ChangeSet::export_all_to(dir)?;
+    engine::ApplyReport::export_all_to(dir)?;
+    engine::Version::export_all_to(dir)?;
+    engine::history::VersionChange::export_all_to(dir)?;
+    // Settings screen and Recall panel (issue #4).
+    engine::llm::setup::LlmSetup::export_all_to(dir)?;
+    engine::llm::setup::LlmChoice::export_all_to(dir)?;
+    engine::llm::probe::ConnectionTest::export_all_to(dir)?;
+    engine::llm::probe::ConnectionCheck::export_all_to(dir)?;
+    crate::commands::recall::RecallPreview::export_all_to(dir)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::fs;
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// `*.ts` files of `dir` by name, with their text.
+    fn read_bindings(dir: &Path) -> BTreeMap<String, String> {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return BTreeMap::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "ts"))
+            .map(|entry| {
+                let text = fs::read_to_string(entry.path()).expect("a readable binding");
+                (entry.file_name().to_string_lossy().into_owned(), text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bindings_match_the_committed_files() {
+        let committed_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(BINDINGS_DIR);
+        if std::env::var_os("UPDATE_BINDINGS").is_some() {
+            if committed_dir.exists() {
+                fs::remove_dir_all(&committed_dir).expect("clear the old bindings");
+            }
+            export_all(&committed_dir).expect("export the bindings");
+        }
+        let fresh = tempfile::tempdir().expect("temp dir");
+        export_all(fresh.path()).expect("export the bindings");
+
+        let generated = read_bindings(fresh.path());
+        let committed = read_bindings(&committed_dir);
+        assert!(!generated.is_empty(), "nothing was exported");
+        let names = |map: &BTreeMap<String, String>| map.keys().cloned().collect::<Vec<_>>();
+        assert_eq!(
+            names(&committed),
+            names(&generated),
+            "the set of binding files drifted from the Rust types; regenerate with \
+             UPDATE_BINDINGS=1 (see src/bindings.rs)"
+        );
+        for (name, text) in &generated {
+            assert_eq!(
+                committed.get(name),
+                Some(text),
+                "{name} drifted from the Rust types; regenerate with UPDATE_BINDINGS=1 \
+                 (see src/bindings.rs)"
+            );
+        }
+    }
+}

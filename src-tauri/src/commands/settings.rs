@@ -1,0 +1,289 @@
+//! The Settings screen: which language model Engram's jobs use (offline, Anthropic or an
+//! OpenAI-compatible server), each provider's model and base URL in `config.toml`, API keys in
+//! the OS keyring (never in a file), and a connection test with the values being edited.
+//!
+//! Every command reads or writes the keyring, which may block on D-Bus, so all run on the
+//! blocking pool. The key commands answer with the whole [`LlmSetup`] so the screen shows where
+//! each key now comes from without a second call.
+
+use memory_engine::llm::keys;
+use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
+use memory_engine::llm::setup::{LlmChoice, LlmSetup};
+use memory_engine::llm::{CancellationToken, ProviderKind};
+use tauri::State;
+
+use super::blocking;
+use crate::error::{Error, Result};
+use crate::state::AppState;
+
+/// The LLM settings as they are now.
+#[tauri::command]
+pub async fn llm_setup(state: State<'_, AppState>) -> Result<LlmSetup> {
+    let engine = state.engine().clone();
+    blocking(move || engine.llm_setup()).await
+}
+
+/// Writes the provider choice and each provider's model and base URL to `config.toml`.
+#[tauri::command]
+pub async fn save_llm_setup(state: State<'_, AppState>, choice: LlmChoice) -> Result<LlmSetup> {
+    let engine = state.engine().clone();
+    blocking(move || engine.save_llm_choice(&choice)).await
+}
+
+/// Stores `key` for `provider` in the OS keyring.
+#[tauri::command]
+pub async fn store_api_key(
+    state: State<'_, AppState>,
+    provider: ProviderKind,
+    key: String,
+) -> Result<LlmSetup> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        keys::keyring_set(provider, &key)?;
+        engine.llm_setup()
+    })
+    .await
+}
+
+/// Removes `provider`'s key from the OS keyring.
+#[tauri::command]
+pub async fn delete_api_key(
+    state: State<'_, AppState>,
+    provider: ProviderKind,
+) -> Result<LlmSetup> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        keys::keyring_delete(provider)?;
+        engine.llm_setup()
+    })
+    .await
+}
+
+/// One tiny request with the values on the screen (saved or not). A server that fails is an
+/// answer (`ok: false`, with a hint), not an error. Bounded by the probe's own short timeout,
+/// so it needs no cancel command.
+#[tauri::command]
+pub async fn test_connection(
+    state: State<'_, AppState>,
+    test: ConnectionTest,
+) -> Result<ConnectionCheck> {
+    let engine = state.engine().clone();
+    engine
+        .test_connection(&test, &CancellationToken::new())
+        .await
+        .map_err(Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use memory_engine::llm::keys::KEYRING_SERVICE;
+    use memory_engine::testing::keyring_store::TestKeyring;
+    use memory_engine::testing::{wire, Reply, ScriptedServer};
+    use serde_json::{json, Value};
+
+    use super::super::test_shell::Shell;
+
+    fn provider<'a>(setup: &'a Value, name: &str) -> &'a Value {
+        setup["providers"]
+            .as_array()
+            .and_then(|all| all.iter().find(|p| p["provider"] == name))
+            .unwrap_or_else(|| panic!("no {name} in {setup}"))
+    }
+
+    #[test]
+    fn a_fresh_install_reads_as_offline_with_defaults() {
+        let _keyring = TestKeyring::install();
+        let shell = Shell::new();
+        let setup = shell.invoke("llm_setup", json!({})).expect("read");
+        assert_eq!(setup["provider"], "offline");
+        assert_eq!(
+            setup["configPath"],
+            shell
+                .engram_home()
+                .join("config.toml")
+                .display()
+                .to_string()
+        );
+        let openai = provider(&setup, "openai");
+        assert_eq!(openai["model"], Value::Null, "nothing written yet");
+        assert!(openai["defaultModel"].is_string() && openai["defaultBaseUrl"].is_string());
+        assert_eq!(openai["key"]["source"], "none");
+        assert_eq!(openai["key"]["keyringError"], Value::Null);
+    }
+
+    #[test]
+    fn saving_writes_config_toml_and_reads_back() {
+        let _keyring = TestKeyring::install();
+        let shell = Shell::new();
+        let choice = json!({
+            "provider": "openai",
+            "providers": [{ "provider": "openai", "model": "qwen2.5:7b",
+                            "baseUrl": "http://localhost:11434/v1" }],
+        });
+        let setup = shell
+            .invoke("save_llm_setup", json!({ "choice": choice }))
+            .expect("saved");
+        assert_eq!(setup["provider"], "openai");
+        assert_eq!(provider(&setup, "openai")["model"], "qwen2.5:7b");
+        let text = fs::read_to_string(shell.engram_home().join("config.toml")).expect("file");
+        assert!(
+            text.contains("provider = \"openai\"") && text.contains("qwen2.5:7b"),
+            "{text}"
+        );
+        assert_eq!(shell.invoke("llm_setup", json!({})).expect("read"), setup);
+
+        let refused = shell
+            .invoke(
+                "save_llm_setup",
+                json!({ "choice": { "provider": "openai", "providers": [
+                    { "provider": "openai", "model": null, "baseUrl": "localhost:11434" }] } }),
+            )
+            .expect_err("not a URL");
+        assert_eq!(refused["kind"], "invalidInput", "{refused}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("localhost:11434")),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_broken_config_file_is_reported_with_its_line_not_overwritten() {
+        let _keyring = TestKeyring::install();
+        let shell = Shell::new();
+        let path = shell.engram_home().join("config.toml");
+        fs::create_dir_all(shell.engram_home()).expect("home");
+        fs::write(&path, "[llm]\nprovider = \"gpt\"\n").expect("seed");
+        let error = shell.invoke("llm_setup", json!({})).expect_err("broken");
+        assert_eq!(error["kind"], "parse");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("config.toml:2")),
+            "{error}"
+        );
+        let choice = json!({ "provider": "offline", "providers": [] });
+        assert!(shell
+            .invoke("save_llm_setup", json!({ "choice": choice }))
+            .is_err());
+        assert_eq!(
+            fs::read_to_string(&path).expect("file"),
+            "[llm]\nprovider = \"gpt\"\n"
+        );
+    }
+
+    #[test]
+    fn keys_go_to_the_keyring_never_to_the_config_file() {
+        let keyring = TestKeyring::install();
+        let shell = Shell::new();
+        let setup = shell
+            .invoke(
+                "store_api_key",
+                json!({ "provider": "anthropic", "key": " sk-ant-secret " }),
+            )
+            .expect("stored");
+        assert_eq!(provider(&setup, "anthropic")["key"]["source"], "keyring");
+        assert_eq!(
+            keyring.stored(KEYRING_SERVICE, "anthropic").as_deref(),
+            Some("sk-ant-secret")
+        );
+        assert!(
+            !serde_json::to_string(&setup)
+                .expect("json")
+                .contains("sk-ant-secret"),
+            "the key never crosses back to the window"
+        );
+        let choice = json!({ "provider": "anthropic", "providers": [] });
+        shell
+            .invoke("save_llm_setup", json!({ "choice": choice }))
+            .expect("saved");
+        let text = fs::read_to_string(shell.engram_home().join("config.toml")).expect("file");
+        assert!(!text.contains("sk-ant-secret"), "{text}");
+
+        let setup = shell
+            .invoke("delete_api_key", json!({ "provider": "anthropic" }))
+            .expect("removed");
+        assert_eq!(provider(&setup, "anthropic")["key"]["source"], "none");
+        assert_eq!(keyring.stored(KEYRING_SERVICE, "anthropic"), None);
+    }
+
+    #[test]
+    fn an_unavailable_keyring_is_said_in_place_and_storing_fails_clearly() {
+        let keyring = TestKeyring::install();
+        keyring.set_unavailable(true);
+        let shell = Shell::new();
+        let setup = shell.invoke("llm_setup", json!({})).expect("still reads");
+        let status = &provider(&setup, "openai")["key"];
+        assert_eq!(status["source"], "none");
+        assert!(
+            status["keyringError"]
+                .as_str()
+                .is_some_and(|e| e.contains("org.freedesktop.secrets")),
+            "{status}"
+        );
+        let error = shell
+            .invoke(
+                "store_api_key",
+                json!({ "provider": "openai", "key": "sk-x" }),
+            )
+            .expect_err("no keyring");
+        assert_eq!(error["kind"], "llm");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("cannot store the key")),
+            "{error}"
+        );
+        assert!(!shell.engram_home().join("config.toml").exists());
+    }
+
+    #[test]
+    fn test_connection_talks_to_the_server_on_the_screen() {
+        let _keyring = TestKeyring::install();
+        let shell = Shell::new();
+        let server = ScriptedServer::queue(vec![Reply::json(wire::openai_text("ok", 17, 1, 0))]);
+        let check = shell
+            .invoke(
+                "test_connection",
+                json!({ "test": { "provider": "openai", "model": "llama3.2",
+                                  "baseUrl": format!("{}/v1", server.url()), "apiKey": "sk-typed" } }),
+            )
+            .expect("answered");
+        assert_eq!(check["ok"], true, "{check}");
+        assert_eq!(check["model"], "llama3.2");
+        assert_eq!(check["usage"]["inputTokens"], 17);
+        assert_eq!(check["keySource"], "typed");
+        assert!(check["latencyMs"].is_u64());
+        let requests = server.requests();
+        assert_eq!(requests[0].header("authorization"), Some("Bearer sk-typed"));
+        assert_eq!(requests[0].json()["model"], "llama3.2");
+
+        let failing = ScriptedServer::queue(vec![Reply::status(404, "no such route")]);
+        let check = shell
+            .invoke(
+                "test_connection",
+                json!({ "test": { "provider": "openai", "model": null,
+                                  "baseUrl": failing.url(), "apiKey": null } }),
+            )
+            .expect("a failure is an answer");
+        assert_eq!(check["ok"], false);
+        assert!(check["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("HTTP 404")));
+        assert!(check["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("base URL")));
+
+        let offline = shell
+            .invoke(
+                "test_connection",
+                json!({ "test": { "provider": "offline",
+                "model": null, "baseUrl": null, "apiKey": null } }),
+            )
+            .expect_err("nothing to test");
+        assert_eq!(offline["kind"], "invalidInput");
+    }
+}

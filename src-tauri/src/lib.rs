@@ -1,0 +1,573 @@
+//! Engram's desktop shell: a thin Tauri adapter over [`memory_engine::Engine`].
+//!
+//! [`builder`] assembles everything a window talks to — the managed [`AppState`] and the IPC
+//! commands — generic over the runtime, so tests drive the very same handlers on Tauri's mock
+//! runtime. [`run`] adds what needs a real desktop (single instance, the tray, the remembered
+//! window size) and starts the event loop.
+//!
+//! Wire contract with `ui/src/ipc/`: commands take and return the engine's own serializable types
+//! (camelCase keys), whose TypeScript shapes are generated into `ui/src/ipc/bindings/`
+//! ([`bindings`]); failures are [`error::Error`], serialized as `{ kind, message }`; live updates
+//! arrive as the events of [`events`].
+
+pub mod bindings;
+pub mod commands;
+pub mod error;
+pub mod events;
+pub mod launch;
+pub mod prefs;
+pub mod state;
+pub mod tray;
+
+use tauri::{Builder, LogicalSize, Manager, Runtime, WindowEvent};
+
+use crate::launch::LaunchOptions;
+use crate::state::AppState;
+
+/// The label of the app's one window (`tauri.conf.json`).
+pub const MAIN_WINDOW: &str = "main";
+
+/// Adds the shell's state and commands to `base` (Tauri's default builder in the app,
+/// `tauri::test::mock_builder()` in tests). Add nothing here that needs a desktop (GTK).
+pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
+    base.manage(state)
+        .manage(commands::recall::RecallJobs::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::home::app_info,
+            commands::projects::list_projects,
+            commands::projects::search_memories,
+            commands::memory::open_project,
+            commands::memory::lint_project,
+            commands::memory::read_memory,
+            commands::editor::save_memory,
+            commands::editor::memory_conflict,
+            commands::editor::resolve_memory_conflict,
+            commands::editor::create_memory,
+            commands::editor::rename_memory,
+            commands::editor::delete_memory,
+            commands::fix::plan_fix,
+            commands::fix::apply_fix,
+            commands::history::file_history,
+            commands::history::version_change,
+            commands::history::revert_version,
+            commands::watch::watch_project,
+            commands::watch::unwatch_project,
+            commands::settings::llm_setup,
+            commands::settings::save_llm_setup,
+            commands::settings::store_api_key,
+            commands::settings::delete_api_key,
+            commands::settings::test_connection,
+            commands::recall::recall_preview,
+            commands::recall::cancel_recall,
+        ])
+}
+
+/// Runs the desktop app until its last window closes or the tray's Quit is chosen.
+pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
+    let (engine, demo) = options.open_home(memory_engine::Environment::from_process());
+    // First, so a second launch hands over to the running app before anything else starts.
+    let single_instance = tauri_plugin_single_instance::init(|app, _args, _cwd| {
+        tray::show_main_window(app);
+    });
+    builder(
+        Builder::default().plugin(single_instance),
+        AppState::new(engine, demo),
+    )
+    .setup(|app| {
+        restore_window(app.handle());
+        // A desktop without a tray host (some Linux sessions, Xvfb) still gets the window.
+        if let Err(error) = tray::install(app.handle()) {
+            eprintln!("engram-app: no tray icon: {error}");
+        }
+        Ok(())
+    })
+    .on_window_event(remember_window)
+    .run(tauri::generate_context!())
+}
+
+/// Gives the main window the size it had when the app last closed.
+fn restore_window<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let Some(window) = app.get_webview_window(MAIN_WINDOW) else {
+        return;
+    };
+    let prefs = app.state::<AppState>().prefs().clone();
+    if let Some(size) = prefs.window {
+        let _ = window.set_size(LogicalSize::new(size.width, size.height));
+        let _ = window.center();
+    }
+    if prefs.maximized {
+        let _ = window.maximize();
+    }
+}
+
+/// Notes the main window's size as it changes and writes it when the window closes (not on
+/// every resize event: a drag emits dozens).
+fn remember_window<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    if window.label() != MAIN_WINDOW {
+        return;
+    }
+    let state = window.state::<AppState>();
+    match event {
+        WindowEvent::Resized(size) => {
+            let maximized = window.is_maximized().unwrap_or(false);
+            let mut prefs = state.prefs();
+            prefs.maximized = maximized;
+            // A maximised size is the screen's, not a choice to restore un-maximised.
+            if !maximized {
+                let scale = window.scale_factor().unwrap_or(1.0);
+                let logical = size.to_logical::<u32>(scale);
+                prefs.set_window(logical.width, logical.height);
+            }
+        }
+        WindowEvent::CloseRequested { .. } => {
+            if let Err(error) = state.prefs().save() {
+                eprintln!("engram-app: could not remember the window: {error}");
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use memory_engine::{Engine, Environment};
+    use serde_json::{json, Value};
+    use tauri::ipc::{CallbackFn, InvokeBody};
+    use tauri::test::{get_ipc_response, MockRuntime};
+    use tauri::webview::{InvokeRequest, WebviewWindowBuilder};
+    use tauri::{Listener, WebviewWindow};
+
+    use super::*;
+
+    /// A Claude home and an Engram home in one temp dir, and the shell over them on the mock
+    /// runtime, with the app's real configuration and capabilities (so a command the main window
+    /// is not allowed to call fails here too).
+    struct Shell {
+        tmp: tempfile::TempDir,
+        window: WebviewWindow<MockRuntime>,
+    }
+
+    impl Shell {
+        fn new() -> Shell {
+            Shell::with_home(|_| {})
+        }
+
+        /// A shell over a home first filled by `fill`.
+        fn with_home(fill: impl FnOnce(&Path)) -> Shell {
+            let tmp = tempfile::tempdir().expect("temp dir");
+            let home = tmp.path().join("claude");
+            fs::create_dir_all(&home).expect("claude home");
+            fill(&home);
+            let engine = Engine::builder(Environment::empty())
+                .claude_home(&home)
+                .engram_home(tmp.path().join("engram"))
+                .build();
+            let app = builder(tauri::test::mock_builder(), AppState::new(engine, None))
+                .build(tauri::generate_context!())
+                .expect("the shell builds on the mock runtime");
+            // The configured windows open only once the event loop runs; open "main" alike.
+            let window = WebviewWindowBuilder::new(&app, MAIN_WINDOW, Default::default())
+                .build()
+                .expect("a mock main window");
+            // The app must outlive the test's requests; leaking it is fine in a test process.
+            std::mem::forget(app);
+            Shell { tmp, window }
+        }
+
+        fn home(&self) -> std::path::PathBuf {
+            self.tmp.path().join("claude")
+        }
+
+        fn memory_dir(&self) -> std::path::PathBuf {
+            self.home().join("projects/-work-demo/memory")
+        }
+
+        /// Sends `cmd` with `args` as the UI would; `Err` holds the rejection.
+        fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+            invoke_from(&self.window, APP_ORIGIN, cmd, args)
+        }
+    }
+
+    /// The origin of the bundled UI, which the capability allows (`local`).
+    const APP_ORIGIN: &str = if cfg!(windows) {
+        "http://tauri.localhost"
+    } else {
+        "tauri://localhost"
+    };
+
+    fn invoke_from(
+        window: &WebviewWindow<MockRuntime>,
+        origin: &str,
+        cmd: &str,
+        args: Value,
+    ) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: origin.parse().expect("a valid url"),
+            body: InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: window.app_handle().invoke_key().to_string(),
+        };
+        get_ipc_response(window, request)
+            .map(|body| body.deserialize::<Value>().expect("responses are JSON"))
+    }
+
+    fn write(path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
+        fs::write(path, text).expect("write fixture");
+    }
+
+    const TESTING: &str =
+        "---\nname: Testing policy\ndescription: Integration tests hit a real DB\n\
+                           type: feedback\n---\nNo mocks. <script>alert(1)</script>\n";
+
+    /// One project, `-work-demo`, with one indexed memory.
+    fn demo_project(home: &Path) {
+        let memory = home.join("projects/-work-demo/memory");
+        write(
+            &memory.join("MEMORY.md"),
+            "- [Testing policy](feedback_testing.md) — Integration tests hit a real DB\n",
+        );
+        write(&memory.join("feedback_testing.md"), TESTING);
+    }
+
+    fn form(description: &str, body: &str) -> Value {
+        json!({ "name": "Testing policy", "description": description, "type": "feedback", "body": body })
+    }
+
+    #[test]
+    fn list_projects_sends_the_engines_summaries_in_camel_case() {
+        let shell = Shell::with_home(|home| {
+            demo_project(home);
+            write(
+                &home.join("projects/-work-demo/memory/b.md"),
+                "no frontmatter\n",
+            );
+        });
+        let projects = shell.invoke("list_projects", json!({})).expect("listed");
+        let projects = projects.as_array().expect("a JSON array");
+        assert_eq!(projects.len(), 1, "{projects:?}");
+        assert_eq!(projects[0]["name"], "-work-demo");
+        assert_eq!(
+            projects[0]["memoryFiles"], 2,
+            "MEMORY.md is the index, not a memory: {projects:?}"
+        );
+        assert!(
+            projects[0]["lastActivity"].is_string(),
+            "keys are camelCase and times are ISO strings: {projects:?}"
+        );
+        assert!(
+            projects[0]["lint"]["errors"].as_u64() > Some(0),
+            "b.md has no frontmatter, which lint counts as an error: {projects:?}"
+        );
+    }
+
+    #[test]
+    fn engine_failures_arrive_as_kind_and_message() {
+        // `projects` is a file, so listing it fails with an I/O error naming the path.
+        let shell = Shell::with_home(|home| write(&home.join("projects"), "not a directory"));
+        let error = shell
+            .invoke("list_projects", json!({}))
+            .expect_err("listing a file must fail");
+        assert_eq!(error["kind"], "io", "{error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&shell.home().join("projects").display().to_string()),
+            "the message names the path: {message}"
+        );
+    }
+
+    #[test]
+    fn app_info_reports_the_homes_in_use() {
+        let shell = Shell::new();
+        let info = shell.invoke("app_info", json!({})).expect("answered");
+        assert_eq!(info["claudeHome"], shell.home().display().to_string());
+        assert_eq!(
+            info["engramHome"],
+            shell.tmp.path().join("engram").display().to_string()
+        );
+        assert_eq!(info["demo"], Value::Null, "the home exists: no demo");
+    }
+
+    #[test]
+    fn remote_pages_cannot_call_commands() {
+        let shell = Shell::new();
+        let refused = invoke_from(
+            &shell.window,
+            "https://example.com",
+            "list_projects",
+            json!({}),
+        )
+        .expect_err("only the bundled UI may call the shell");
+        assert!(
+            refused
+                .as_str()
+                .is_some_and(|text| text.contains("not allowed")),
+            "{refused}"
+        );
+        assert!(
+            shell.invoke("list_projects", json!({})).is_ok(),
+            "the same window's bundled UI may"
+        );
+    }
+
+    #[test]
+    fn a_project_is_a_name_never_a_path() {
+        let shell = Shell::with_home(demo_project);
+        for project in ["../claude/projects/-work-demo", "/etc", ".."] {
+            let error = shell
+                .invoke("open_project", json!({ "project": project }))
+                .expect_err("a path is not a project");
+            assert_eq!(error["kind"], "pathDenied", "{project}: {error}");
+        }
+    }
+
+    #[test]
+    fn open_project_sends_the_index_and_every_memory_and_is_remembered() {
+        let shell = Shell::with_home(demo_project);
+        let snapshot = shell
+            .invoke("open_project", json!({ "project": "-work-demo" }))
+            .expect("opened");
+        assert_eq!(snapshot["exists"], true);
+        assert_eq!(snapshot["index"]["lines"], 1);
+        assert_eq!(
+            snapshot["index"]["entries"][0]["file"],
+            "feedback_testing.md"
+        );
+        assert_eq!(snapshot["memories"][0]["type"], "feedback");
+        let info = shell.invoke("app_info", json!({})).expect("answered");
+        assert_eq!(info["lastProject"], "-work-demo", "reopened at next start");
+    }
+
+    #[test]
+    fn read_memory_renders_the_body_without_live_html() {
+        let shell = Shell::with_home(demo_project);
+        let document = shell
+            .invoke(
+                "read_memory",
+                json!({ "project": "-work-demo", "file": "feedback_testing.md" }),
+            )
+            .expect("read");
+        assert_eq!(document["memory"]["content"], TESTING);
+        let html = document["html"].as_str().unwrap_or_default();
+        assert!(html.contains("No mocks."), "{html}");
+        assert!(
+            !html.contains("<script>"),
+            "raw HTML is shown as text: {html}"
+        );
+    }
+
+    #[test]
+    fn save_writes_the_file_and_its_index_line_and_refuses_a_stale_buffer() {
+        let shell = Shell::with_home(demo_project);
+        let args = |opened: &str, description: &str| {
+            json!({
+                "project": "-work-demo",
+                "file": "feedback_testing.md",
+                "opened": opened,
+                "form": form(description, "Hit a real database."),
+            })
+        };
+        let saved = shell
+            .invoke("save_memory", args(TESTING, "Tests use a real database"))
+            .expect("saved");
+        assert_eq!(saved["file"], "feedback_testing.md");
+        let index = fs::read_to_string(shell.memory_dir().join("MEMORY.md")).expect("index");
+        assert!(
+            index.contains("(feedback_testing.md) — Tests use a real database"),
+            "the index line follows the description: {index}"
+        );
+        let on_disk = fs::read_to_string(shell.memory_dir().join("feedback_testing.md"))
+            .expect("memory file");
+        assert!(on_disk.contains("Hit a real database."), "{on_disk}");
+
+        // The editor still holds the first version: its save must not overwrite the second.
+        let error = shell
+            .invoke("save_memory", args(TESTING, "Stale"))
+            .expect_err("the disk moved since the buffer was opened");
+        assert_eq!(error["kind"], "conflict", "{error}");
+        let after = fs::read_to_string(shell.memory_dir().join("feedback_testing.md"))
+            .expect("memory file");
+        assert_eq!(after, on_disk, "a refused save writes nothing");
+
+        let details = shell
+            .invoke(
+                "memory_conflict",
+                json!({ "project": "-work-demo", "file": "feedback_testing.md",
+                        "form": form("Stale", "Hit a real database.") }),
+            )
+            .expect("both sides");
+        assert_eq!(details["disk"], on_disk);
+        assert!(details["mine"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Stale"));
+    }
+
+    #[test]
+    fn revert_puts_an_old_version_back_as_a_new_version() {
+        let shell = Shell::with_home(demo_project);
+        let file = shell.memory_dir().join("feedback_testing.md");
+        shell
+            .invoke(
+                "save_memory",
+                json!({ "project": "-work-demo", "file": "feedback_testing.md",
+                        "opened": TESTING, "form": form("Changed", "Changed body.") }),
+            )
+            .expect("saved");
+        let versions = shell
+            .invoke(
+                "file_history",
+                json!({ "project": "-work-demo", "file": "feedback_testing.md" }),
+            )
+            .expect("history");
+        let versions = versions.as_array().cloned().unwrap_or_default();
+        assert_eq!(versions.len(), 2, "the original and the save: {versions:?}");
+        let original = versions[1]["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+
+        let change = shell
+            .invoke(
+                "version_change",
+                json!({ "project": "-work-demo", "version": versions[0]["version"] }),
+            )
+            .expect("what the save changed");
+        assert!(
+            change["diff"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("+Changed body."),
+            "{change}"
+        );
+
+        let reverted = shell
+            .invoke(
+                "revert_version",
+                json!({ "project": "-work-demo", "version": original }),
+            )
+            .expect("reverted");
+        assert_eq!(reverted["actor"], "user");
+        assert_eq!(fs::read_to_string(&file).expect("file"), TESTING);
+    }
+
+    #[test]
+    fn versions_of_another_project_are_out_of_reach() {
+        let shell = Shell::with_home(|home| {
+            demo_project(home);
+            write(
+                &home.join("projects/-work-other/memory/x.md"),
+                "---\nname: x\ndescription: x\ntype: user\n---\nx\n",
+            );
+        });
+        let other = shell
+            .invoke(
+                "file_history",
+                json!({ "project": "-work-other", "file": "x.md" }),
+            )
+            .expect("history of the other project");
+        let version = other[0]["version"].clone();
+        let error = shell
+            .invoke(
+                "revert_version",
+                json!({ "project": "-work-demo", "version": version }),
+            )
+            .expect_err("a version of -work-other, asked for as -work-demo");
+        assert_eq!(error["kind"], "pathDenied", "{error}");
+    }
+
+    #[test]
+    fn a_fix_is_planned_then_applied_to_the_named_projects_dir_only() {
+        let shell = Shell::with_home(|home| {
+            demo_project(home);
+            // A dangling pointer: the index links a file that does not exist.
+            write(
+                &home.join("projects/-work-demo/memory/MEMORY.md"),
+                "- [Testing policy](feedback_testing.md) — Integration tests hit a real DB\n\
+                 - [Gone](gone.md) — no such file\n",
+            );
+        });
+        let plan = shell
+            .invoke(
+                "plan_fix",
+                json!({ "project": "-work-demo",
+                        "target": { "rule": "dangling-pointer", "file": "MEMORY.md", "line": 2 } }),
+            )
+            .expect("planned");
+        let changes = plan["changes"].clone();
+        assert!(
+            changes[0]["diff"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("-- [Gone](gone.md)"),
+            "the plan shows its diff before anything is written: {plan}"
+        );
+        let index = shell.memory_dir().join("MEMORY.md");
+        assert!(fs::read_to_string(&index)
+            .unwrap_or_default()
+            .contains("gone.md"));
+
+        shell
+            .invoke(
+                "apply_fix",
+                json!({ "project": "-work-demo", "changes": changes }),
+            )
+            .expect("applied");
+        assert!(
+            !fs::read_to_string(&index)
+                .unwrap_or_default()
+                .contains("gone.md"),
+            "the dangling line is gone"
+        );
+    }
+
+    #[test]
+    fn external_changes_to_the_watched_project_reach_the_window() {
+        let shell = Shell::with_home(demo_project);
+        let (sender, changes) = mpsc::channel();
+        shell
+            .window
+            .app_handle()
+            .listen(events::MEMORY_DIR_CHANGED, move |event| {
+                let _ = sender.send(event.payload().to_owned());
+            });
+        let watching = shell
+            .invoke("watch_project", json!({ "project": "-work-demo" }))
+            .expect("watching");
+        assert_eq!(watching, true);
+
+        write(
+            &shell.memory_dir().join("project_new.md"),
+            "---\nname: New\ndescription: from outside\ntype: project\n---\nx\n",
+        );
+        let payload = changes
+            .recv_timeout(Duration::from_secs(5))
+            .expect("an event within the debounce window");
+        let payload: Value = serde_json::from_str(&payload).expect("JSON payload");
+        assert_eq!(payload["project"], "-work-demo");
+        assert_eq!(payload["changes"][0]["file"], "project_new.md");
+        assert_eq!(payload["changes"][0]["kind"], "created");
+
+        // Engram's own writes are not echoed back.
+        shell
+            .invoke(
+                "save_memory",
+                json!({ "project": "-work-demo", "file": "feedback_testing.md",
+                        "opened": TESTING, "form": form("Own write", "Own body.") }),
+            )
+            .expect("saved");
+        assert!(
+            changes.recv_timeout(Duration::from_secs(1)).is_err(),
+            "the app's own save must not come back as an external change"
+        );
+        shell.invoke("unwatch_project", json!({})).expect("stopped");
+    }
+}

@@ -1,0 +1,121 @@
+//! What every command shares, managed by Tauri and handed to commands as `State<AppState>`.
+//!
+//! The engine is cheap to clone and synchronises internally where it must, so it is held bare:
+//! no lock, and a command clones it to move it onto a worker thread. The only mutable parts are
+//! the open project's file watcher (one at a time: the app shows one project) and the remembered
+//! window and project ([`Prefs`]), each behind its own short-lived lock.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use memory_engine::{Engine, MemoryDir, MemoryDirWatch};
+
+use crate::prefs::Prefs;
+
+pub struct AppState {
+    engine: Engine,
+    /// Set when the configured Claude home did not exist and the bundled demo home is shown.
+    demo: Option<DemoHome>,
+    watch: Mutex<Option<ProjectWatch>>,
+    prefs: Mutex<Prefs>,
+}
+
+/// The demo home in use instead of a missing Claude home.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DemoHome {
+    /// The Claude home that was asked for (flag, `$CLAUDE_CONFIG_DIR` or `~/.claude`).
+    pub missing_home: PathBuf,
+}
+
+/// The watcher of the project the window shows.
+pub struct ProjectWatch {
+    pub project: String,
+    /// Dropping it stops the watcher thread.
+    pub handle: MemoryDirWatch,
+}
+
+impl AppState {
+    /// State over `engine`; the remembered window and project are read from Engram's home.
+    pub fn new(engine: Engine, demo: Option<DemoHome>) -> Self {
+        let prefs = Prefs::load(&engine.engram_home());
+        AppState {
+            engine,
+            demo,
+            watch: Mutex::new(None),
+            prefs: Mutex::new(prefs),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn demo(&self) -> Option<&DemoHome> {
+        self.demo.as_ref()
+    }
+
+    /// The memory dir of `project`, a directory name under `<claude home>/projects/` as
+    /// `list_projects` reports it. Anything but one plain name (a path, `..`, a separator) is
+    /// refused, so the window can only ever reach the memory dirs of the home Engram reads.
+    pub fn memory_dir(&self, project: &str) -> Result<MemoryDir, memory_engine::Error> {
+        let projects = self.engine.claude_home().join("projects");
+        let plain = !project.is_empty()
+            && project != "."
+            && project != ".."
+            && !project.contains(['/', '\\', '\0']);
+        if !plain {
+            return Err(memory_engine::Error::PathDenied {
+                path: PathBuf::from(project),
+                root: projects,
+            });
+        }
+        Ok(self
+            .engine
+            .memory_dir(projects.join(project).join("memory")))
+    }
+
+    /// The watcher slot. A panic while it was held cannot leave it half-updated (it is replaced
+    /// whole), so a poisoned lock is used as is.
+    pub fn watch(&self) -> MutexGuard<'_, Option<ProjectWatch>> {
+        self.watch.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn prefs(&self) -> MutexGuard<'_, Prefs> {
+        self.prefs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memory_engine::{Environment, ErrorKind};
+
+    use super::*;
+
+    fn state() -> AppState {
+        let engine = Engine::builder(Environment::empty())
+            .claude_home("/h")
+            .engram_home("/nonexistent/engram")
+            .build();
+        AppState::new(engine, None)
+    }
+
+    #[test]
+    fn a_project_is_a_directory_under_the_homes_projects() {
+        let dir = state().memory_dir("-path-to-Demo").expect("a plain name");
+        assert_eq!(
+            dir.root(),
+            PathBuf::from("/h/projects/-path-to-Demo/memory")
+        );
+    }
+
+    #[test]
+    fn anything_but_a_plain_name_is_denied() {
+        for project in ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "a\0b"] {
+            let denied = state()
+                .memory_dir(project)
+                .map(|_| ())
+                .expect_err("not a plain project name");
+            assert_eq!(denied.kind(), ErrorKind::PathDenied, "{project:?}");
+        }
+    }
+}

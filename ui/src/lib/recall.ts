@@ -1,0 +1,67 @@
+// The Recall panel's wording and memory. Pure functions, plus what each project's panel last
+// showed, so going to a memory and back does not lose the prompt and its results.
+
+import type { LlmSetup, PassedOverWhy, ProviderKind, RecallPreview, RecallResult } from "../ipc";
+import { PROVIDER_INFO, providerSetup } from "./llm";
+
+/** What a panel showed, kept while the window is open. */
+export interface RecallState {
+  prompt: string;
+  offline: boolean;
+  preview: RecallPreview | null;
+}
+
+const remembered = new Map<string, RecallState>();
+
+export function recalled(project: string): RecallState {
+  return remembered.get(project) ?? { prompt: "", offline: false, preview: null };
+}
+
+export function rememberRecall(project: string, state: RecallState): void {
+  remembered.set(project, state);
+}
+
+/** Forgets every panel (tests start clean). */
+export function forgetRecalls(): void {
+  remembered.clear();
+}
+
+/** The configured selector in a few words: "OpenAI-compatible · qwen2.5:7b". */
+export function configuredSelector(setup: LlmSetup): { provider: ProviderKind; label: string } {
+  if (setup.provider === "offline") return { provider: "offline", label: PROVIDER_INFO.offline.label };
+  const entry = providerSetup(setup, setup.provider);
+  const model = entry ? (entry.model ?? entry.defaultModel) : "";
+  return {
+    provider: setup.provider,
+    label: model ? `${PROVIDER_INFO[setup.provider].label} · ${model}` : PROVIDER_INFO[setup.provider].label,
+  };
+}
+
+/** The query terms behind an offline pick (`matched: a, b`), or `null` when a model chose. */
+export function matchedTerms(reason: string): string[] | null {
+  const prefix = "matched: ";
+  if (!reason.startsWith(prefix)) return null;
+  return reason
+    .slice(prefix.length)
+    .split(", ")
+    .filter((term) => term.length > 0);
+}
+
+export function passedOverText(why: PassedOverWhy, limit: number): string {
+  return why === "belowFloor"
+    ? "Too weak: under a quarter of the best match's score"
+    : `Over the limit: ${limit} better matches were injected`;
+}
+
+/** Why a result was cut before injection, if it was. */
+export function truncationText(result: RecallResult): string | null {
+  if (result.truncated === "lines") return "Cut to its first 200 lines";
+  if (result.truncated === "bytes") return "Cut to 4 KB";
+  return null;
+}
+
+/** A score as a share of the best one, for a bar (0 when there is no score). */
+export function scoreShare(score: number | null, best: number): number {
+  if (score === null || best <= 0) return 0;
+  return Math.max(0, Math.min(1, score / best));
+}
