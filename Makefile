@@ -1,0 +1,48 @@
+# Engram's two entry points. Both install what is missing first (scripts/setup.sh), so they work
+# on a fresh Debian/Ubuntu machine with Rust and Node.js.
+#
+#   make run    build the UI and start the desktop app
+#   make bench  time scan, index and lint on synthetic memory dirs against the raw-read floor
+#   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, and
+#               the end-to-end test of the real app under Xvfb
+#
+# Every cargo invocation passes the same --features: a different feature set rebuilds the whole
+# GTK/WebKit dependency graph (~70 s).
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+CARGO_FEATURES := --features engram-app/custom-protocol
+XVFB := xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --
+
+.PHONY: run test bench setup setup-test ui ui-test
+
+run: setup ui
+	cargo run --locked -p engram-app $(CARGO_FEATURES)
+
+# The compatibility tests run the real Claude Code CLI that setup-test installs; naming it here
+# makes a missing binary a failure instead of a skip.
+test: export ENGRAM_TEST_CLAUDE := $(CURDIR)/target/tools/claude-code/node_modules/.bin/claude
+test: setup-test ui-test ui
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --locked $(CARGO_FEATURES) -- -D warnings
+	cargo test --workspace --locked $(CARGO_FEATURES)
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e -- --ignored
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_settings_recall -- --ignored
+
+# Release build: debug timings say nothing about what users get.
+bench:
+	cargo run --release --locked -p engram-bench
+
+setup:
+	scripts/setup.sh
+
+setup-test:
+	scripts/setup.sh --test
+
+# The app embeds ui/dist at compile time, so the UI is built before cargo runs.
+ui:
+	cd ui && npm run build --silent
+
+ui-test:
+	cd ui && npm run check --silent && npx vitest run

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Draws Engram's app icon (icons/*.png) with ImageMagick: a rounded indigo-to-violet tile holding
+# an "E" whose arms are index lines, the middle one ending in a recall dot. The PNGs are committed;
+# run this only to change the design. Needs ImageMagick 6 (`/usr/bin/convert`, Debian `imagemagick`).
+set -euo pipefail
+cd "$(dirname "$0")/../icons"
+convert=/usr/bin/convert
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# 1024 px master: gradient tile, clipped to a rounded square with a soft drop shadow.
+"$convert" -size 1024x1024 -define gradient:angle=135 gradient:'#8b7cf8-#4338ca' "$work/grad.png"
+"$convert" -size 1024x1024 xc:none -fill white -draw 'roundrectangle 72,72 952,952 210,210' "$work/mask.png"
+"$convert" "$work/grad.png" "$work/mask.png" -alpha off -compose CopyOpacity -composite "$work/tile.png"
+# A faint light from the top edge gives the tile some depth.
+"$convert" -size 1024x1024 gradient:'rgba(255,255,255,0.16)-rgba(255,255,255,0)' "$work/hl.png"
+"$convert" "$work/tile.png" "$work/hl.png" -compose SrcAtop -composite "$work/tile.png"
+"$convert" "$work/tile.png" \( +clone -background 'rgba(30,20,90,0.45)' -shadow 60x18+0+14 \) +swap \
+  -background none -layers merge +repage -gravity center -extent 1024x1024 "$work/tile.png"
+
+# The glyph: spine + three arms (index lines); the middle arm is short and ends in a dot.
+"$convert" -size 1024x1024 xc:none -fill white \
+  -draw 'roundrectangle 300,270 408,754 54,54' \
+  -draw 'roundrectangle 300,270 740,378 54,54' \
+  -draw 'roundrectangle 300,458 600,566 54,54' \
+  -draw 'circle 686,512 736,512' \
+  -draw 'roundrectangle 300,646 740,754 54,54' \
+  "$work/glyph.png"
+"$convert" "$work/tile.png" "$work/glyph.png" -compose Over -composite "$work/master.png"
+
+for size in 32 128 256 512; do
+  "$convert" "$work/master.png" -filter Lanczos -resize ${size}x${size} -strip -depth 8 "PNG32:$work/$size.png"
+done
+cp "$work/32.png" 32x32.png
+cp "$work/128.png" 128x128.png
+cp "$work/256.png" 128x128@2x.png
+cp "$work/512.png" icon.png

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Installs what building Engram needs and is missing, and nothing else: a second run costs about
+# a second. `make run` calls it; `make test` calls it with --test.
+#
+#   scripts/setup.sh          system libraries for Tauri (WebKitGTK, GTK, …) and the UI's npm packages
+#   scripts/setup.sh --test   also Xvfb, D-Bus, WebKitWebDriver and tauri-driver for the e2e tests,
+#                             and Claude Code itself for the compatibility tests
+#
+# Debian packages are installed with apt-get when running as root or with password-less sudo;
+# otherwise the script prints the exact command to run and fails.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+TAURI_DRIVER_VERSION=2.1.0
+# The real Claude Code CLI that compatibility tests run against a scripted model (RECIPE.md).
+CLAUDE_CODE_VERSION=2.1.330
+CLAUDE_CODE_DIR=target/tools/claude-code
+
+# What Tauri 2 needs on Debian 12 / Ubuntu 22.04+ to build and run.
+packages=(
+  build-essential pkg-config libssl-dev
+  libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev libsoup-3.0-dev
+  libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+  # The keyring crate's Secret Service backend links libdbus.
+  libdbus-1-dev
+)
+with_tests=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_tests=true ;;
+    *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+if $with_tests; then
+  # A virtual display, a session bus, and WebKitGTK's WebDriver, for the app under test.
+  packages+=(xvfb xauth dbus dbus-x11 webkit2gtk-driver)
+fi
+
+step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+install_debian_packages() {
+  if ! command -v dpkg >/dev/null; then
+    echo "setup.sh: not a Debian-based system; install the equivalents of: ${packages[*]}" >&2
+    return 0
+  fi
+  local missing=()
+  for package in "${packages[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+
+  step "Installing ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+      sudo=(sudo)
+    else
+      echo "setup.sh: missing Debian packages. Install them with:" >&2
+      echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+install_tauri_driver() {
+  local cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin"
+  if command -v tauri-driver >/dev/null || [ -x "$cargo_bin/tauri-driver" ]; then
+    return 0
+  fi
+  step "Installing tauri-driver $TAURI_DRIVER_VERSION"
+  cargo install tauri-driver --locked --version "$TAURI_DRIVER_VERSION"
+}
+
+install_ui_packages() {
+  if ! command -v npm >/dev/null; then
+    echo "setup.sh: npm not found; install Node.js 20 or newer (https://nodejs.org)" >&2
+    exit 1
+  fi
+  # Reinstall only when package.json or the lockfile changed since the last install.
+  local stamp=ui/node_modules/.engram-setup-stamp
+  local wanted
+  wanted=$(cat ui/package.json ui/package-lock.json | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
+    return 0
+  fi
+  step "Installing the UI's npm packages"
+  # Not `npm ci`: the lockfile lacks other platforms' optional binaries, which `ci` rejects.
+  (cd ui && npm install --no-audit --no-fund --loglevel=error)
+  # Hashed again: npm may have normalised the lockfile it just read.
+  cat ui/package.json ui/package-lock.json | sha256sum | cut -d' ' -f1 >"$stamp"
+}
+
+install_claude_code() {
+  local installed="$CLAUDE_CODE_DIR/node_modules/@anthropic-ai/claude-code/package.json"
+  if [ -f "$installed" ] && grep -q "\"version\": \"$CLAUDE_CODE_VERSION\"" "$installed"; then
+    return 0
+  fi
+  step "Installing Claude Code $CLAUDE_CODE_VERSION for the compatibility tests (≈ 360 MB)"
+  mkdir -p "$CLAUDE_CODE_DIR"
+  # It asks for Node 22 but runs a native binary from its -linux-x64 package: the warning is harmless.
+  npm install --prefix "$CLAUDE_CODE_DIR" --no-audit --no-fund --loglevel=error \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+}
+
+command -v cargo >/dev/null || {
+  echo "setup.sh: cargo not found; install Rust with https://rustup.rs" >&2
+  exit 1
+}
+install_debian_packages
+install_ui_packages
+if $with_tests; then
+  install_tauri_driver
+  install_claude_code
+fi
