@@ -7,6 +7,13 @@
 //! warming pass over the corpus, and the report gives medians and the ratio of medians. Figures are
 //! warm-cache figures.
 //!
+//! `open` and `reopen` time what the app does before a project's live view starts: bringing
+//! Engram's history up to date with the dir (`baseline_history`), into a fresh history store
+//! (first open: every file is recorded) and then into the same store again (nothing changed).
+//! A first open writes every file's content into the store, so its floor is the raw-create limit
+//! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
+//! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
+//!
 //! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR]`.
 
 use std::fs;
@@ -118,6 +125,68 @@ fn run() -> Result<(), String> {
             );
         }
     }
+    for &size in &options.sizes {
+        let dir = options.corpus.join(format!("memdir-{size}"));
+        let files = topic_files(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let read_floor = {
+            raw_read_floor(&files);
+            let mut times: Vec<Duration> =
+                (0..3).map(|_| time(|| raw_read_floor(&files))).collect();
+            median(&mut times)
+        };
+        let create_floor = {
+            let scratch = options.corpus.join(format!("create-floor-{size}"));
+            let mut times = Vec::new();
+            for _ in 0..options.rounds.clamp(1, 3) {
+                let _ = fs::remove_dir_all(&scratch);
+                let mut outcome = Ok(());
+                times.push(time(|| {
+                    outcome = raw_create_floor(&scratch, files.len() + 1)
+                }));
+                outcome.map_err(|e| format!("{}: {e}", scratch.display()))?;
+            }
+            fs::remove_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+            median(&mut times)
+        };
+        let (mut first, mut again) = (Vec::new(), Vec::new());
+        for round in 0..options.rounds.clamp(1, 3) {
+            let home = options.corpus.join(format!("engram-home-{size}-{round}"));
+            let _ = fs::remove_dir_all(&home);
+            let engine = Engine::builder(Environment::from_process())
+                .engram_home(&home)
+                .build();
+            let mut outcome = Ok(Vec::new());
+            first.push(time(|| outcome = engine.baseline_history(&dir)));
+            let recorded = std::mem::replace(&mut outcome, Ok(Vec::new()))
+                .map_err(|e| e.to_string())?
+                .len();
+            // Every topic file plus MEMORY.md.
+            if recorded != files.len() + 1 {
+                return Err(format!(
+                    "first open recorded {recorded} of {} files",
+                    files.len() + 1
+                ));
+            }
+            again.push(time(|| outcome = engine.baseline_history(&dir)));
+            outcome.map_err(|e| e.to_string())?;
+            fs::remove_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+        }
+        for (name, times, floor) in [
+            ("open", &mut first, create_floor),
+            ("reopen", &mut again, read_floor),
+        ] {
+            let op_median = median(times);
+            println!(
+                "{:>7}  {:<6} {:>10} {:>10} {:>12.0} {:>6.1}×",
+                size,
+                name,
+                format_duration(op_median),
+                format_duration(floor),
+                size as f64 / op_median.as_secs_f64(),
+                op_median.as_secs_f64() / floor.as_secs_f64()
+            );
+        }
+    }
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
     Ok(())
 }
@@ -132,6 +201,19 @@ fn raw_read_floor(files: &[PathBuf]) -> usize {
         }
     }
     total
+}
+
+/// The floor any store of `count` new files pays: create, write 1 KiB, close, spread over 256
+/// sub-directories.
+fn raw_create_floor(dir: &Path, count: usize) -> std::io::Result<()> {
+    for shard in 0..256 {
+        fs::create_dir_all(dir.join(format!("{shard:02x}")))?;
+    }
+    let content = [b'x'; 1024];
+    for i in 0..count {
+        fs::write(dir.join(format!("{:02x}/{i}", i % 256)), content)?;
+    }
+    Ok(())
 }
 
 /// How long `work` takes; its result goes through `black_box` so it cannot be optimised away.

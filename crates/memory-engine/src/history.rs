@@ -126,6 +126,8 @@ impl Engine {
         let mut next = store.last_number()?;
         let mut recorded = Vec::with_capacity(pending.len());
         let mut lines = String::new();
+        // Contents to store, by hash: written together once the batch is known.
+        let mut new_blobs: HashMap<String, &str> = HashMap::new();
         for entry in pending {
             let hash = entry.content.map(|c| content_hash(c.as_bytes()));
             let previous = latest.get(entry.file).cloned().flatten();
@@ -143,13 +145,15 @@ impl Engine {
                 (None, _, None) => "deleted".to_owned(),
                 (None, None, Some(_)) => "created".to_owned(),
                 (None, Some(previous), Some(content)) => {
-                    let (added, removed) = line_counts(&store.blob(previous)?, content);
+                    // The previous version may be earlier in this batch, its blob not written yet.
+                    let old = match new_blobs.get(previous) {
+                        Some(old) => (*old).to_owned(),
+                        None => store.blob(previous)?,
+                    };
+                    let (added, removed) = line_counts(&old, content);
                     format!("+{added} \u{2212}{removed} lines")
                 }
             };
-            if let (Some(hash), Some(content)) = (&hash, entry.content) {
-                store.put_blob(hash, content)?;
-            }
             next += 1;
             let version = Version {
                 version: format_version_number(next),
@@ -165,12 +169,16 @@ impl Engine {
             })?;
             lines.push_str(&line);
             lines.push('\n');
+            if let (Some(hash), Some(content)) = (&hash, entry.content) {
+                new_blobs.insert(hash.clone(), content);
+            }
             latest.insert(entry.file.to_owned(), hash);
             recorded.push(Some(version));
         }
         if !lines.is_empty() {
-            // The counter goes first: a crash between the two leaves a gap in the ids, never a
-            // reused id.
+            // Blobs before their log lines; the counter before the lines too: a crash between
+            // the two leaves a gap in the ids, never a reused id.
+            store.put_blobs(&new_blobs)?;
             store.set_last_number(next)?;
             append_lines(&log_path, &lines)?;
         }
@@ -297,23 +305,15 @@ impl Engine {
                 Err(e) => return Err(e),
             }
         }
-        let recorded = self.history(memory_dir, None)?;
-        let mut gone: Vec<&str> = Vec::new();
-        for version in &recorded {
-            let is_latest = recorded
-                .iter()
-                .find(|v| v.file == version.file)
-                .is_some_and(|latest| latest.version == version.version);
-            // Only memory files are walked; a recorded non-memory file (a snapshot marker
-            // written through a change set) is not "gone" just because the walk skips it.
-            if is_latest
-                && version.hash.is_some()
-                && is_memory_file_key(&version.file)
-                && !files.contains(&version.file)
-            {
-                gone.push(&version.file);
-            }
-        }
+        // Only memory files are walked, so only recorded memory files can be gone: a recorded
+        // non-memory file (a snapshot marker written through a change set) is left alone.
+        let walked: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
+        let recorded = self.recorded_memory_files(memory_dir)?;
+        let gone: Vec<&str> = recorded
+            .keys()
+            .map(String::as_str)
+            .filter(|file| !walked.contains(file))
+            .collect();
         let pending: Vec<PendingVersion<'_>> = contents
             .iter()
             .map(|(file, text)| PendingVersion {
@@ -414,12 +414,23 @@ impl Store {
         self.root.join("blobs").join(shard).join(rest)
     }
 
-    fn put_blob(&self, hash: &str, content: &str) -> Result<()> {
-        let path = self.blob_path(hash);
-        if path.is_file() {
+    /// Stores contents not stored yet, all flushed to disk at once (see
+    /// [`disk::atomic_write_many`]). A blob whose size does not match its content (damaged by a
+    /// crash of an older version, or by hand) is written again.
+    fn put_blobs(&self, blobs: &HashMap<String, &str>) -> Result<()> {
+        let mut missing: Vec<(PathBuf, &[u8])> = Vec::new();
+        for (hash, content) in blobs {
+            let path = self.blob_path(hash);
+            let stored = fs::metadata(&path).is_ok_and(|m| m.len() == content.len() as u64);
+            if !stored {
+                missing.push((path, content.as_bytes()));
+            }
+        }
+        if missing.is_empty() {
             return Ok(());
         }
-        disk::atomic_write(&path, content.as_bytes())
+        fs::create_dir_all(&self.root).at(&self.root)?;
+        disk::atomic_write_many(&self.root, &missing)
     }
 
     /// A blob's content, checked against its hash.
@@ -952,6 +963,61 @@ mod tests {
             .version_content(&v.version)
             .expect_err("corrupted");
         assert_eq!(err.kind(), ErrorKind::Parse);
+    }
+
+    #[test]
+    fn a_blob_truncated_by_a_crash_is_written_again_when_its_content_comes_back() {
+        let fx = fixture();
+        let v = record(&fx, "a.md", Some("true content"), Actor::External).expect("v");
+        let blob = fx
+            .engine
+            .history_store()
+            .blob_path(v.hash.as_deref().expect("hash"));
+        fs::write(&blob, "").expect("truncate, as a crash before the flush could");
+        record(&fx, "a.md", None, Actor::External).expect("deleted");
+        record(&fx, "a.md", Some("true content"), Actor::External).expect("back");
+        assert_eq!(
+            fx.engine
+                .version_content(&v.version)
+                .expect("readable again"),
+            Some("true content".to_owned())
+        );
+    }
+
+    #[test]
+    fn one_batch_may_hold_several_versions_of_one_file() {
+        let fx = fixture();
+        let pending = [
+            PendingVersion {
+                file: "a.md",
+                content: Some("one\n"),
+                actor: Actor::External,
+                summary: None,
+            },
+            PendingVersion {
+                file: "a.md",
+                content: Some("one\ntwo\n"),
+                actor: Actor::User,
+                summary: None,
+            },
+        ];
+        let versions: Vec<Version> = fx
+            .engine
+            .record_versions(&fx.root, &pending)
+            .expect("record")
+            .into_iter()
+            .map(|v| v.expect("both recorded"))
+            .collect();
+        assert_eq!(versions[0].summary, "created");
+        assert_eq!(versions[1].summary, "+1 \u{2212}0 lines");
+        for (version, content) in versions.iter().zip(["one\n", "one\ntwo\n"]) {
+            assert_eq!(
+                fx.engine
+                    .version_content(&version.version)
+                    .expect("content"),
+                Some(content.to_owned())
+            );
+        }
     }
 
     #[test]
