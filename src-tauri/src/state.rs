@@ -16,8 +16,18 @@ pub struct AppState {
     engine: Engine,
     /// Set when the configured Claude home did not exist and the bundled demo home is shown.
     demo: Option<DemoHome>,
-    watch: Mutex<Option<ProjectWatch>>,
+    watch: Mutex<WatchSlot>,
     prefs: Mutex<Prefs>,
+}
+
+/// The open project's watcher, and which request may install one. Starting a watcher takes a
+/// while (history is brought up to date first), so the user may have switched projects, or left
+/// the project, before it is ready: only the latest request installs its watcher.
+#[derive(Default)]
+struct WatchSlot {
+    /// Bumped by every watch or unwatch request.
+    generation: u64,
+    current: Option<ProjectWatch>,
 }
 
 /// The demo home in use instead of a missing Claude home.
@@ -41,7 +51,7 @@ impl AppState {
         AppState {
             engine,
             demo,
-            watch: Mutex::new(None),
+            watch: Mutex::new(WatchSlot::default()),
             prefs: Mutex::new(prefs),
         }
     }
@@ -74,9 +84,37 @@ impl AppState {
             .memory_dir(projects.join(project).join("memory")))
     }
 
-    /// The watcher slot. A panic while it was held cannot leave it half-updated (it is replaced
+    /// Stops the current watcher, cancels any watcher still starting, and returns the ticket of a
+    /// new request for [`AppState::install_watch`].
+    pub fn begin_watch(&self) -> u64 {
+        let mut slot = self.watch_slot();
+        slot.generation += 1;
+        slot.current = None;
+        slot.generation
+    }
+
+    /// Installs the watcher started for request `ticket`, unless a later request came in
+    /// meanwhile: then it is dropped (which stops it) and `false` returned.
+    pub fn install_watch(&self, ticket: u64, watch: ProjectWatch) -> bool {
+        let mut slot = self.watch_slot();
+        if slot.generation != ticket {
+            return false;
+        }
+        slot.current = Some(watch);
+        true
+    }
+
+    /// The project being watched, if any.
+    pub fn watched_project(&self) -> Option<String> {
+        self.watch_slot()
+            .current
+            .as_ref()
+            .map(|w| w.project.clone())
+    }
+
+    /// A panic while the slot was held cannot leave it half-updated (its fields are replaced
     /// whole), so a poisoned lock is used as is.
-    pub fn watch(&self) -> MutexGuard<'_, Option<ProjectWatch>> {
+    fn watch_slot(&self) -> MutexGuard<'_, WatchSlot> {
         self.watch.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -106,6 +144,42 @@ mod tests {
             dir.root(),
             PathBuf::from("/h/projects/-path-to-Demo/memory")
         );
+    }
+
+    fn watch_of(project: &str, dir: &std::path::Path) -> ProjectWatch {
+        let engine = Engine::builder(Environment::empty())
+            .engram_home(dir.join("engram"))
+            .build();
+        let root = dir.join(project);
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let handle = engine
+            .watch_memory_dir(&root, memory_engine::WatchOptions::default(), |_| {})
+            .expect("watch");
+        ProjectWatch {
+            project: project.to_owned(),
+            handle,
+        }
+    }
+
+    #[test]
+    fn a_watcher_that_finishes_starting_after_a_newer_request_is_dropped() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let state = state();
+        let slow = state.begin_watch();
+        let fast = state.begin_watch();
+        assert!(state.install_watch(fast, watch_of("b", temp.path())));
+        assert!(!state.install_watch(slow, watch_of("a", temp.path())));
+        assert_eq!(state.watched_project().as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn leaving_the_project_cancels_a_watcher_still_starting() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let state = state();
+        let pending = state.begin_watch();
+        state.begin_watch(); // what unwatch_project does
+        assert!(!state.install_watch(pending, watch_of("a", temp.path())));
+        assert_eq!(state.watched_project(), None);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::events::{MemoryDirChanged, MEMORY_DIR_CHANGED};
 use crate::state::{AppState, ProjectWatch};
 
 /// Starts watching `project`'s memory dir (replacing any other watch). Returns `false` when the
-/// dir does not exist yet: there is nothing to watch until the first memory is created.
+/// dir does not exist yet (there is nothing to watch until the first memory is created), or when
+/// another project was opened or the project left while the watcher was starting.
 #[tauri::command]
 pub async fn watch_project<R: Runtime>(
     app: AppHandle<R>,
@@ -21,7 +22,7 @@ pub async fn watch_project<R: Runtime>(
 ) -> Result<bool> {
     let dir = state.memory_dir(&project)?;
     // Stop the previous watcher first: its thread must not emit for a project no longer shown.
-    state.watch().take();
+    let ticket = state.begin_watch();
     if !dir.root().is_dir() {
         return Ok(false);
     }
@@ -39,12 +40,12 @@ pub async fn watch_project<R: Runtime>(
         })
     })
     .await?;
-    *state.watch() = Some(ProjectWatch { project, handle });
-    Ok(true)
+    // False when the user moved on while it started: the watcher is dropped, not installed.
+    Ok(state.install_watch(ticket, ProjectWatch { project, handle }))
 }
 
 /// Stops watching (the window left the project).
 #[tauri::command]
 pub fn unwatch_project(state: State<'_, AppState>) {
-    state.watch().take();
+    state.begin_watch();
 }
