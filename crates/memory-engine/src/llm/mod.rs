@@ -318,8 +318,8 @@ pub trait Client: Send + Sync + fmt::Debug {
     ) -> BoxFuture<'a, Result<Response>>;
 }
 
-/// How a client talks to its server.
-#[derive(Debug, Clone, PartialEq)]
+/// How a client talks to its server. Its `Debug` form never shows the key.
+#[derive(Clone, PartialEq)]
 pub struct ClientOptions {
     /// Base URL: `https://api.anthropic.com` (the client appends `/v1/messages`), or an
     /// OpenAI-compatible root ending in `/v1` (the client appends `/chat/completions`).
@@ -330,6 +330,24 @@ pub struct ClientOptions {
     /// Bound on one attempt, from sending to the last byte of the answer.
     pub timeout: Duration,
     pub retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &redacted(self.api_key.as_deref()))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+/// What `Debug` shows of a secret: whether there is one, never its value (debug output ends up
+/// in logs and bug reports).
+pub(crate) fn redacted(secret: Option<&str>) -> Option<&'static str> {
+    secret.map(|_| "<redacted>")
 }
 
 /// Builds the HTTP client shared by the providers. Loopback servers (Ollama, llama.cpp, tests)
@@ -371,6 +389,30 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let options = super::ClientOptions {
+            base_url: "https://api.anthropic.com".to_owned(),
+            model: "claude-sonnet-4-5".to_owned(),
+            api_key: Some("sk-ant-secret-value".to_owned()),
+            timeout: std::time::Duration::from_secs(5),
+            retry: super::RetryPolicy::default(),
+        };
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("sk-ant-secret-value"), "{shown}");
+        assert!(
+            shown.contains("<redacted>") && shown.contains("claude-sonnet-4-5"),
+            "{shown}"
+        );
+
+        let test = super::probe::ConnectionTest {
+            api_key: Some("sk-typed-secret".to_owned()),
+            ..Default::default()
+        };
+        let shown = format!("{test:?}");
+        assert!(!shown.contains("sk-typed-secret"), "{shown}");
+    }
+
     use super::*;
 
     #[test]

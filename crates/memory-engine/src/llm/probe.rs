@@ -31,9 +31,10 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 pub const PROBE_MAX_TOKENS: u32 = 16;
 const PROBE_PROMPT: &str = "This is a connection test. Reply with the single word: ok";
 
-/// The settings to test: as on the screen, blank meaning the default.
+/// The settings to test: as on the screen, blank meaning the default. Its `Debug` form never
+/// shows the key.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionTest {
     pub provider: ProviderKind,
@@ -41,6 +42,17 @@ pub struct ConnectionTest {
     pub base_url: Option<String>,
     /// A key typed but not stored yet; `None` uses the environment's, else the keyring's.
     pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for ConnectionTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionTest")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("api_key", &super::redacted(self.api_key.as_deref()))
+            .finish()
+    }
 }
 
 /// Where the key used by a test came from.

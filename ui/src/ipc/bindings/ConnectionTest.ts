@@ -2,7 +2,8 @@
 import type { ProviderKind } from "./ProviderKind";
 
 /**
- * The settings to test: as on the screen, blank meaning the default.
+ * The settings to test: as on the screen, blank meaning the default. Its `Debug` form never
+ * shows the key.
  */
 export type ConnectionTest = { provider: ProviderKind, model: string | null, baseUrl: string | null, 
 /**
