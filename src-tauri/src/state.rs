@@ -64,24 +64,12 @@ impl AppState {
         self.demo.as_ref()
     }
 
-    /// The memory dir of `project`, a directory name under `<claude home>/projects/` as
-    /// `list_projects` reports it. Anything but one plain name (a path, `..`, a separator) is
-    /// refused, so the window can only ever reach the memory dirs of the home Engram reads.
+    /// The memory dir of `project`, a project name as `list_projects` reports it. Anything but
+    /// one plain name (a path, `..`, a separator) is refused, so the window can only ever reach
+    /// the memory dirs of the home Engram reads.
     pub fn memory_dir(&self, project: &str) -> Result<MemoryDir, memory_engine::Error> {
-        let projects = self.engine.claude_home().join("projects");
-        let plain = !project.is_empty()
-            && project != "."
-            && project != ".."
-            && !project.contains(['/', '\\', '\0']);
-        if !plain {
-            return Err(memory_engine::Error::PathDenied {
-                path: PathBuf::from(project),
-                root: projects,
-            });
-        }
-        Ok(self
-            .engine
-            .memory_dir(projects.join(project).join("memory")))
+        let root = self.engine.project_memory_dir_checked(project)?;
+        Ok(self.engine.memory_dir(root))
     }
 
     /// Stops the current watcher, cancels any watcher still starting, and returns the ticket of a

@@ -1,5 +1,8 @@
 //! Every project Claude Code has seen on this machine: the directories under
-//! `<config home>/projects/`, one per working directory (`FORMATS.md` §1, §5).
+//! `<config home>/projects/`, one per working directory (`FORMATS.md` §1, §5), which hold the
+//! transcripts, and under `<memory base>/projects/`, which hold the memory dirs. The two are the
+//! same unless `CLAUDE_CODE_REMOTE_MEMORY_DIR` moves the memory base; a project is listed if
+//! either has it.
 //!
 //! A directory's name is the sanitized path, which cannot be reversed, so the original path is
 //! recovered from the `cwd` field of the transcripts inside (reading only the first lines of each,
@@ -54,29 +57,78 @@ pub struct LintCounts {
 }
 
 impl Engine {
-    /// Lists `<config home>/projects/*`, most recently active first (projects with no activity
-    /// last, then by name). A missing projects dir is an empty list.
+    /// Lists every project (see the module docs), most recently active first (projects with no
+    /// activity last, then by name). A missing projects dir is an empty list.
     pub fn list_projects(&self) -> Result<Vec<ProjectSummary>> {
-        let projects = self.claude_home().join("projects");
-        let entries = match fs::read_dir(&projects) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&projects, e)),
-        };
-        let mut summaries = Vec::new();
-        for entry in entries {
-            let entry = entry.at(&projects)?;
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            summaries.push(summarize_project(&entry.path()));
-        }
+        let mut summaries: Vec<ProjectSummary> = self
+            .project_names()?
+            .into_iter()
+            .map(|name| {
+                let (transcripts, memory) = (
+                    self.project_transcripts_dir_of(&name),
+                    self.project_memory_dir(&name),
+                );
+                summarize_project(name, &transcripts, memory)
+            })
+            .collect();
         summaries.sort_by(|a, b| {
             b.last_activity
                 .cmp(&a.last_activity)
                 .then_with(|| a.name.cmp(&b.name))
         });
         Ok(summaries)
+    }
+
+    /// The names (sanitized working directories) of every project, sorted.
+    pub(crate) fn project_names(&self) -> Result<Vec<String>> {
+        let mut names = std::collections::BTreeSet::new();
+        let config_projects = self.claude_home().join("projects");
+        let memory_projects = self.memory_base().join("projects");
+        for projects in [&config_projects, &memory_projects] {
+            let entries = match fs::read_dir(projects) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(projects, e)),
+            };
+            for entry in entries {
+                let entry = entry.at(projects)?;
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    names.insert(entry.file_name().to_string_lossy().into_owned());
+                }
+            }
+            if memory_projects == config_projects {
+                break;
+            }
+        }
+        Ok(names.into_iter().collect())
+    }
+
+    /// The memory dir of the project named `name` (a directory name as [`Engine::list_projects`]
+    /// reports it): `<memory base>/projects/<name>/memory`. `name` must be one plain path
+    /// component; anything else (empty, `.`, `..`, a separator) is refused, so a caller passing
+    /// on a name it was given can only ever reach the memory dirs of this home.
+    pub fn project_memory_dir_checked(&self, name: &str) -> Result<PathBuf> {
+        let plain =
+            !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+        if !plain {
+            return Err(Error::PathDenied {
+                path: PathBuf::from(name),
+                root: self.memory_base().join("projects"),
+            });
+        }
+        Ok(self.project_memory_dir(name))
+    }
+
+    pub(crate) fn project_memory_dir(&self, name: &str) -> PathBuf {
+        self.memory_base()
+            .join("projects")
+            .join(name)
+            .join("memory")
+    }
+
+    /// `<config home>/projects/<name>`: where the project's transcripts are.
+    pub(crate) fn project_transcripts_dir_of(&self, name: &str) -> PathBuf {
+        self.claude_home().join("projects").join(name)
     }
 }
 
@@ -113,23 +165,19 @@ impl Engine {
     }
 }
 
-/// The working directory of the project at `dir` (a `<config home>/projects/<name>` dir), from
-/// its transcripts; `None` when none records it.
+/// The working directory of the project whose transcripts are in `dir` (a
+/// `<config home>/projects/<name>` dir); `None` when no transcript records it.
 pub(crate) fn project_path(dir: &Path) -> Option<PathBuf> {
-    summarize_project(dir).path
+    let mut transcripts = transcripts(dir, &mut |_| {});
+    first_cwd(&mut transcripts)
 }
 
-fn summarize_project(dir: &Path) -> ProjectSummary {
-    let memory_dir = dir.join("memory");
-    let mut newest: Option<SystemTime> = None;
-    let mut note = |time: Option<SystemTime>| {
-        if time > newest {
-            newest = time;
-        }
-    };
-
-    let mut transcripts: Vec<(PathBuf, bool, Option<SystemTime>)> = Vec::new();
-    let mut sessions = 0;
+/// The `*.jsonl` files directly in `dir`: (path, is a session, mtime). `note` sees every mtime.
+fn transcripts(
+    dir: &Path,
+    note: &mut dyn FnMut(Option<SystemTime>),
+) -> Vec<(PathBuf, bool, Option<SystemTime>)> {
+    let mut transcripts = Vec::new();
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.filter_map(|entry| entry.ok()) {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -141,11 +189,35 @@ fn summarize_project(dir: &Path) -> ProjectSummary {
             }
             let modified = entry.metadata().and_then(|m| m.modified()).ok();
             note(modified);
-            let is_session = is_uuid(stem);
-            sessions += usize::from(is_session);
-            transcripts.push((entry.path(), is_session, modified));
+            transcripts.push((entry.path(), is_uuid(stem), modified));
         }
     }
+    transcripts
+}
+
+/// The first `cwd` a transcript records, looking at sessions before subagent files, newest
+/// first: the main session of the latest run is the likeliest to name the directory as it is now.
+fn first_cwd(transcripts: &mut [(PathBuf, bool, Option<SystemTime>)]) -> Option<PathBuf> {
+    transcripts
+        .sort_by_key(|(_, is_session, modified)| std::cmp::Reverse((*is_session, *modified)));
+    transcripts
+        .iter()
+        .find_map(|(file, _, _)| cwd_of_transcript(file))
+}
+
+fn summarize_project(name: String, transcripts_dir: &Path, memory_dir: PathBuf) -> ProjectSummary {
+    let mut newest: Option<SystemTime> = None;
+    let mut note = |time: Option<SystemTime>| {
+        if time > newest {
+            newest = time;
+        }
+    };
+
+    let mut transcripts = transcripts(transcripts_dir, &mut note);
+    let sessions = transcripts
+        .iter()
+        .filter(|(_, is_session, _)| *is_session)
+        .count();
 
     let mut memory_files = 0;
     visit_markdown(&memory_dir, &mut |path, modified| {
@@ -155,20 +227,9 @@ fn summarize_project(dir: &Path) -> ProjectSummary {
         }
     });
 
-    // Sessions before subagent files, newest first: the main session of the latest run is the
-    // likeliest to name the directory as it is now.
-    transcripts
-        .sort_by_key(|(_, is_session, modified)| std::cmp::Reverse((*is_session, *modified)));
-    let path = transcripts
-        .iter()
-        .find_map(|(file, _, _)| cwd_of_transcript(file));
-
     ProjectSummary {
-        name: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        path,
+        name,
+        path: first_cwd(&mut transcripts),
         memory_dir,
         memory_files,
         sessions,
@@ -337,6 +398,74 @@ mod tests {
             Some("1970-01-24T03:33:20.000Z")
         );
         assert_eq!(projects[2].last_activity, None);
+    }
+
+    #[test]
+    fn a_remote_memory_base_holds_the_memory_dirs_and_the_config_home_the_transcripts() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (config, remote) = (tmp.path().join("config"), tmp.path().join("remote"));
+        let session = "11111111-1111-4111-8111-111111111111.jsonl";
+        write_file(
+            &config.join("projects/-work-app").join(session),
+            "{\"type\":\"user\",\"cwd\":\"/work/app\"}\n",
+        );
+        write_file(
+            &config.join("projects/-work-app/memory/stale.md"),
+            "---\nname: stale\ndescription: not read\ntype: user\n---\n",
+        );
+        write_file(
+            &remote.join("projects/-work-app/memory/deploy.md"),
+            "---\nname: deploy\ndescription: Deploys freeze on Fridays\ntype: project\n---\n",
+        );
+        write_file(
+            &remote.join("projects/-work-only-remote/memory/a.md"),
+            "---\nname: a\ndescription: remote only\ntype: user\n---\n",
+        );
+        let engine = Engine::builder(
+            Environment::empty().with("CLAUDE_CODE_REMOTE_MEMORY_DIR", remote.to_string_lossy()),
+        )
+        .claude_home(&config)
+        .build();
+
+        let mut projects = engine.list_projects().expect("list");
+        projects.sort_by(|a, b| a.name.cmp(&b.name));
+        let app = &projects[0];
+        assert_eq!(app.name, "-work-app");
+        assert_eq!(app.path.as_deref(), Some(Path::new("/work/app")));
+        assert_eq!(app.sessions, 1);
+        assert_eq!(app.memory_dir, remote.join("projects/-work-app/memory"));
+        assert_eq!(app.memory_files, 1, "only the remote memory dir counts");
+        assert_eq!(projects[1].name, "-work-only-remote");
+        assert_eq!(projects.len(), 2);
+
+        let hits = engine
+            .search_memories("fridays", &crate::search::SearchOptions::default())
+            .expect("search");
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].memory_dir, remote.join("projects/-work-app/memory"));
+        assert_eq!(
+            hits[0].project_path.as_deref(),
+            Some(Path::new("/work/app"))
+        );
+        assert!(engine
+            .search_memories("stale", &crate::search::SearchOptions::default())
+            .expect("search")
+            .is_empty());
+    }
+
+    #[test]
+    fn a_project_name_must_be_one_plain_path_component() {
+        let engine = engine(Path::new("/h"));
+        assert_eq!(
+            engine.project_memory_dir_checked("-a-b").expect("plain"),
+            Path::new("/h/projects/-a-b/memory")
+        );
+        for name in ["", ".", "..", "../x", "a/b", "/etc", "a\\b", "a\0b"] {
+            let denied = engine
+                .project_memory_dir_checked(name)
+                .expect_err("not a plain project name");
+            assert_eq!(denied.kind(), crate::ErrorKind::PathDenied, "{name:?}");
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::engine::Engine;
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::memory_type::MemoryType;
 use crate::scan::{self, FoundFile, SCAN_LINE_LIMIT};
@@ -104,23 +104,11 @@ impl Engine {
                 .to_lowercase()
         });
 
-        let projects_dir = self.claude_home().join("projects");
-        let project_dirs = match fs::read_dir(&projects_dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).at(&projects_dir),
-        };
-        let mut projects: Vec<PathBuf> = project_dirs
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|entry| entry.path())
-            .collect();
-        projects.sort();
-
+        let projects = self.project_names()?;
         let mut files: Vec<(usize, FoundFile)> = Vec::new();
-        for (project, dir) in projects.iter().enumerate() {
+        for (project, name) in projects.iter().enumerate() {
             // One unreadable memory dir does not hide the others.
-            if let Ok(found) = scan::list_files(&dir.join("memory")) {
+            if let Ok(found) = scan::list_files(&self.project_memory_dir(name)) {
                 files.extend(found.into_iter().map(|f| (project, f)));
             }
         }
@@ -144,17 +132,16 @@ impl Engine {
         Ok(hits
             .into_iter()
             .map(|(project, hit)| {
-                let dir = &projects[project];
+                let name = &projects[project];
                 let project_path = paths[project]
-                    .get_or_insert_with(|| crate::projects::project_path(dir))
+                    .get_or_insert_with(|| {
+                        crate::projects::project_path(&self.project_transcripts_dir_of(name))
+                    })
                     .clone();
                 SearchHit {
-                    project: dir
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
+                    project: name.clone(),
                     project_path,
-                    memory_dir: dir.join("memory"),
+                    memory_dir: self.project_memory_dir(name),
                     file: hit.file,
                     name: hit.name,
                     description: hit.description,
