@@ -17,6 +17,7 @@ use std::time::SystemTime;
 
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
+use crate::paths::sanitize_path;
 use crate::staleness::iso_time;
 
 /// How many lines of a transcript to read looking for `cwd` before giving up on that file: the
@@ -30,7 +31,8 @@ const CWD_SCAN_LINES: usize = 64;
 pub struct ProjectSummary {
     /// The directory name (the sanitized working directory).
     pub name: String,
-    /// The original working directory, from a transcript's `cwd`; `None` when no transcript says.
+    /// The original working directory, from a transcript's `cwd`; else the existing directory
+    /// the name was sanitized from, found on disk; `None` when neither tells.
     pub path: Option<PathBuf>,
     /// `<project dir>/memory` (it may not exist).
     pub memory_dir: PathBuf,
@@ -165,11 +167,52 @@ impl Engine {
     }
 }
 
-/// The working directory of the project whose transcripts are in `dir` (a
-/// `<config home>/projects/<name>` dir); `None` when no transcript records it.
-pub(crate) fn project_path(dir: &Path) -> Option<PathBuf> {
+/// The working directory of the project named `name` whose transcripts are in `dir` (a
+/// `<config home>/projects/<name>` dir), as [`ProjectSummary::path`] gives it.
+pub(crate) fn project_path(name: &str, dir: &Path) -> Option<PathBuf> {
     let mut transcripts = transcripts(dir, &mut |_| {});
-    first_cwd(&mut transcripts)
+    first_cwd(&mut transcripts).or_else(|| probe_working_dir(name))
+}
+
+/// Most directories [`probe_working_dir`] lists for one name: it stays cheap on any machine.
+const PROBE_MAX_LISTINGS: usize = 64;
+
+/// The existing directory whose sanitized path is `name`, found by walking down from `/` and
+/// following the entries whose sanitized name matches the next part of `name` (a `-` in a name
+/// may be a separator or any other character, so this is the only way back). For projects whose
+/// transcripts are gone or never recorded a `cwd`. `None` when nothing on disk matches: a moved
+/// or deleted project, another machine's path, a hashed long name.
+fn probe_working_dir(name: &str) -> Option<PathBuf> {
+    let rest = name.strip_prefix('-')?;
+    let mut listings = 0;
+    probe_from(Path::new("/"), rest, &mut listings)
+}
+
+fn probe_from(dir: &Path, rest: &str, listings: &mut usize) -> Option<PathBuf> {
+    if rest.is_empty() {
+        return Some(dir.to_path_buf());
+    }
+    *listings += 1;
+    if *listings > PROBE_MAX_LISTINGS {
+        return None;
+    }
+    let mut matches: Vec<(usize, PathBuf)> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let sanitized = sanitize_path(&entry.file_name().to_string_lossy());
+            let follows = rest.strip_prefix(sanitized.as_str())?;
+            (follows.is_empty() || follows.starts_with('-'))
+                .then(|| (sanitized.len(), entry.path()))
+        })
+        .filter(|(_, path)| path.is_dir())
+        .collect();
+    // Longest first: `/a/b-c` before `/a/b` + `c` when both exist.
+    matches.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    matches.into_iter().find_map(|(length, path)| {
+        let next = rest[length..].strip_prefix('-').unwrap_or("");
+        probe_from(&path, next, listings)
+    })
 }
 
 /// The `*.jsonl` files directly in `dir`: (path, is a session, mtime). `note` sees every mtime.
@@ -228,8 +271,8 @@ fn summarize_project(name: String, transcripts_dir: &Path, memory_dir: PathBuf) 
     });
 
     ProjectSummary {
+        path: first_cwd(&mut transcripts).or_else(|| probe_working_dir(&name)),
         name,
-        path: first_cwd(&mut transcripts),
         memory_dir,
         memory_files,
         sessions,
@@ -451,6 +494,41 @@ mod tests {
             .search_memories("stale", &crate::search::SearchOptions::default())
             .expect("search")
             .is_empty());
+    }
+
+    #[test]
+    fn without_a_transcript_the_working_dir_is_found_on_disk_from_the_name() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let base = tmp.path().canonicalize().expect("real path");
+        let odd = base.join("work/my.app v2");
+        let dashed = base.join("work/my-app");
+        fs::create_dir_all(&odd).expect("mkdir");
+        fs::create_dir_all(&dashed).expect("mkdir");
+        // `/work/my/app` sanitizes the same as `/work/my-app`: the longer entry wins.
+        fs::create_dir_all(base.join("work/my/app")).expect("mkdir");
+        let home = base.join("claude");
+        let gone = base.join("work/deleted");
+        for dir in [&odd, &dashed, &gone] {
+            let name = sanitize_path(&dir.to_string_lossy());
+            write_file(
+                &home.join("projects").join(&name).join("memory/a.md"),
+                "a\n",
+            );
+        }
+
+        let projects = engine(&home).list_projects().expect("list");
+        let path_of = |dir: &Path| {
+            let name = sanitize_path(&dir.to_string_lossy());
+            projects
+                .iter()
+                .find(|p| p.name == name)
+                .expect("listed")
+                .path
+                .clone()
+        };
+        assert_eq!(path_of(&odd), Some(odd.clone()));
+        assert_eq!(path_of(&dashed), Some(dashed.clone()));
+        assert_eq!(path_of(&gone), None, "nothing on disk matches");
     }
 
     #[test]

@@ -135,7 +135,7 @@ impl Engine {
                 let name = &projects[project];
                 let project_path = paths[project]
                     .get_or_insert_with(|| {
-                        crate::projects::project_path(&self.project_transcripts_dir_of(name))
+                        crate::projects::project_path(name, &self.project_transcripts_dir_of(name))
                     })
                     .clone();
                 SearchHit {

@@ -10,7 +10,8 @@ export type ProjectSummary = {
  */
 name: string, 
 /**
- * The original working directory, from a transcript's `cwd`; `None` when no transcript says.
+ * The original working directory, from a transcript's `cwd`; else the existing directory
+ * the name was sanitized from, found on disk; `None` when neither tells.
  */
 path: string | null, 
 /**
