@@ -31,6 +31,8 @@ use crate::changeset::{self, check_file_key, line_counts, unified_diff, Actor, C
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
+use crate::frontmatter;
+use crate::index::{self, INDEX_FILE};
 
 /// One recorded state of one memory file. `hash` is `None` for a deletion.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -268,9 +270,18 @@ impl Engine {
         }
         let reason = format!("revert to {version_id}");
         let mut set = ChangeSet::new(&memory_dir);
-        match content {
-            Some(content) => set.stage_write_over(&target.file, current, content, &reason)?,
+        let (recreated, deleted) = (current.is_none(), content.is_none());
+        match &content {
+            Some(content) => {
+                set.stage_write_over(&target.file, current, content.clone(), &reason)?
+            }
             None => set.stage_delete(&target.file, &reason)?,
+        }
+        // Bringing back a deleted memory brings back its index line, and reverting to a deletion
+        // takes the line out, as creating and deleting do: no orphan, no dangling pointer.
+        let is_topic_file = !(target.file == INDEX_FILE || target.file.ends_with("/MEMORY.md"));
+        if is_topic_file && (recreated || deleted) {
+            self.stage_index_line(&mut set, &target, content.as_deref(), &reason)?;
         }
         let summary = format!("reverted to {version_id}");
         let results = self.apply_changes(&set, Actor::User, Some(&summary))?;
@@ -284,6 +295,76 @@ impl Engine {
             Some(changeset::FileResult::Written(Err(e)))
             | Some(changeset::FileResult::Failed(e)) => Err(e),
         }
+    }
+
+    /// Adds (`content` given) or removes the index line of the topic file of `version` in the
+    /// index that governs it. An added line is the one the index last held for the file, from
+    /// the index's own history, so a curated title and hook come back as they were; failing
+    /// that, one is made from the file's frontmatter.
+    fn stage_index_line(
+        &self,
+        set: &mut ChangeSet,
+        version: &Version,
+        content: Option<&str>,
+        reason: &str,
+    ) -> Result<()> {
+        let (index_file, link) = crate::editor::governing_index(&version.memory_dir, &version.file);
+        let raw = set.read(&index_file)?.unwrap_or_default();
+        let listed = index::parse_entries(&raw).iter().any(|e| e.file == link);
+        let updated = match content {
+            None if listed => index::remove_entry(&raw, &link).0,
+            Some(content) if !listed => {
+                let frontmatter = frontmatter::parse_document(content).frontmatter;
+                match self.last_index_line(&version.memory_dir, &index_file, &link)? {
+                    Some(remembered) => {
+                        restore_line(&raw, &link, &remembered, frontmatter.memory_type)
+                    }
+                    None => {
+                        let stem = link.rsplit('/').next().unwrap_or(&link);
+                        let title = frontmatter
+                            .name
+                            .clone()
+                            .unwrap_or_else(|| stem.trim_end_matches(".md").to_owned());
+                        let hook = frontmatter.description.clone().unwrap_or_default();
+                        let line = index::entry_line(&title, &link, &hook);
+                        index::upsert_entry(&raw, &link, &line, frontmatter.memory_type)
+                    }
+                }
+            }
+            _ => return Ok(()),
+        };
+        set.stage_write(&index_file, updated, reason)
+    }
+
+    /// The newest line `index_file`'s recorded versions hold for `link`, as written, with the
+    /// link of the entry that followed it.
+    fn last_index_line(
+        &self,
+        memory_dir: &Path,
+        index_file: &str,
+        link: &str,
+    ) -> Result<Option<RememberedLine>> {
+        for version in self.history(memory_dir, Some(index_file))? {
+            // A deletion, or a damaged blob: older versions may still tell.
+            let Some(Ok(raw)) = version
+                .hash
+                .as_deref()
+                .map(|h| self.history_store().blob(h))
+            else {
+                continue;
+            };
+            let entries = index::parse_entries(&raw);
+            if let Some(at) = entries.iter().position(|e| e.file == link) {
+                let Some(line) = raw.lines().nth(entries[at].line - 1) else {
+                    continue;
+                };
+                return Ok(Some(RememberedLine {
+                    line: line.to_owned(),
+                    followed_by: entries.get(at + 1).map(|e| e.file.clone()),
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// Brings history up to date with `memory_dir` as it is now: every memory file (`*.md` at any
@@ -360,6 +441,42 @@ impl Engine {
             root: self.engram_home().join("history"),
         }
     }
+}
+
+/// An index line as an earlier version of the index held it.
+struct RememberedLine {
+    line: String,
+    /// The link of the entry right after it then.
+    followed_by: Option<String>,
+}
+
+/// `raw` with `remembered.line` put back where it was: before the entry that followed it, if
+/// that entry is still there, else where a new entry of type `section` goes.
+fn restore_line(
+    raw: &str,
+    link: &str,
+    remembered: &RememberedLine,
+    section: Option<crate::MemoryType>,
+) -> String {
+    let next_line = remembered.followed_by.as_ref().and_then(|next| {
+        index::parse_entries(raw)
+            .into_iter()
+            .find(|e| &e.file == next)
+            .map(|e| e.line)
+    });
+    let Some(next_line) = next_line else {
+        return index::upsert_entry(raw, link, &remembered.line, section);
+    };
+    let eol = if raw.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out = String::with_capacity(raw.len() + remembered.line.len() + 2);
+    for (n, line) in raw.split_inclusive('\n').enumerate() {
+        if n + 1 == next_line {
+            out.push_str(&remembered.line);
+            out.push_str(eol);
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 /// The on-disk store; see the module docs for its layout.
@@ -1080,6 +1197,64 @@ mod tests {
 
         fx.engine.revert(&alive.version).expect("revert to alive");
         assert_eq!(fx.read("a.md").as_deref(), Some("alive\n"));
+    }
+
+    #[test]
+    fn undoing_a_delete_brings_back_the_index_line_as_it_was_and_redoing_it_takes_it_out() {
+        let fx = fixture();
+        let index = "# Index\n\n## Feedback\n- [Be blunt, always](blunt.md) — hand-written hook\n- [Other](other.md) — stays\n";
+        fx.write("MEMORY.md", index);
+        fx.write(
+            "blunt.md",
+            "---\nname: blunt\ndescription: from the frontmatter\ntype: feedback\n---\nBody\n",
+        );
+        fx.write(
+            "other.md",
+            "---\nname: other\ndescription: o\ntype: user\n---\n",
+        );
+        fx.engine.baseline_history(&fx.root).expect("baseline");
+        fx.engine
+            .memory_dir(&fx.root)
+            .forget("blunt.md")
+            .expect("forget");
+        assert!(!fx.read("MEMORY.md").expect("index").contains("blunt.md"));
+
+        let history = fx
+            .engine
+            .history(&fx.root, Some("blunt.md"))
+            .expect("history");
+        let (deleted, alive) = (&history[0], &history[1]);
+        assert_eq!(deleted.hash, None);
+        fx.engine.revert(&alive.version).expect("undo the delete");
+        assert_eq!(
+            fx.read("MEMORY.md").as_deref(),
+            Some(index),
+            "the curated line is back where it was, every other byte kept"
+        );
+
+        fx.engine.revert(&deleted.version).expect("redo the delete");
+        assert_eq!(fx.read("blunt.md"), None);
+        assert_eq!(
+            fx.read("MEMORY.md").as_deref(),
+            Some("# Index\n\n## Feedback\n- [Other](other.md) — stays\n")
+        );
+    }
+
+    #[test]
+    fn a_memory_the_index_never_listed_gets_a_line_from_its_frontmatter_when_brought_back() {
+        let fx = fixture();
+        fx.write("MEMORY.md", "- [Other](other.md) — stays\n");
+        let text =
+            "---\nname: Deploy freeze\ndescription: No deploys on Fridays\ntype: project\n---\n";
+        let alive = record(&fx, "deploy.md", Some(text), Actor::External).expect("alive");
+        record(&fx, "deploy.md", None, Actor::External).expect("deleted");
+
+        fx.engine.revert(&alive.version).expect("bring back");
+        assert_eq!(fx.read("deploy.md").as_deref(), Some(text));
+        assert_eq!(
+            fx.read("MEMORY.md").as_deref(),
+            Some("- [Other](other.md) — stays\n- [Deploy freeze](deploy.md) — No deploys on Fridays\n")
+        );
     }
 
     #[test]
