@@ -178,8 +178,26 @@ impl MemoryDir {
         let (rel, path) = self.resolve(file)?;
         let form = form.normalized()?;
         let disk = changeset::read_optional(&path)?;
-        let mine = form.render_over(disk.as_deref());
+        let mine = match disk {
+            Some(disk) => form.render_over(Some(&disk)),
+            None => form.render_over(self.last_recorded_content(&rel)?.as_deref()),
+        };
         self.engine().conflict_details(self.root(), &rel, &mine)
+    }
+
+    /// The newest content history holds for `rel` (opening a memory records it), so a memory
+    /// brought back after a delete keeps the frontmatter keys the form does not show
+    /// (`metadata`, `originSessionId`, …).
+    fn last_recorded_content(&self, rel: &str) -> Result<Option<String>> {
+        match self
+            .engine()
+            .history(self.root(), Some(rel))?
+            .into_iter()
+            .find(|v| v.hash.is_some())
+        {
+            Some(version) => self.engine().version_content(&version.version),
+            None => Ok(None),
+        }
     }
 
     /// Settles a conflicted save: keep mine (save the form over the disk content the user saw)
@@ -198,11 +216,12 @@ impl MemoryDir {
             ConflictResolution::Mine { disk: None, form } => {
                 // Deleted on disk: keeping mine brings the memory back, unless it reappeared.
                 let form = form.normalized()?;
+                let base = self.last_recorded_content(&rel)?;
                 let mut set = ChangeSet::new(self.root());
                 set.stage_write_over(
                     &rel,
                     None,
-                    form.render_over(None),
+                    form.render_over(base.as_deref()),
                     &format!("restore {}", form.name),
                 )?;
                 self.stage_index_line(&mut set, &rel, None, &form)?;
@@ -761,6 +780,30 @@ mod tests {
         assert_eq!(
             fx.read("deploy-freeze.md").as_deref(),
             Some(conflict.mine.as_str())
+        );
+        assert_eq!(
+            conflict.mine, opened.content,
+            "an unchanged form brings back every byte, the keys the form does not show included"
+        );
+    }
+
+    #[test]
+    fn a_memory_brought_back_keeps_the_frontmatter_keys_the_form_does_not_show() {
+        let fx = fixture("claude-code-2.1.330");
+        let stamped = "---\nname: release-notes\ndescription: Notes go in CHANGES.md\nmetadata:\n  node_type: memory\n  type: project\n  originSessionId: 3ed04df3-3a97-4f9b-a2a3-a2a120610cb7\n---\n\nBody.\n";
+        fs::write(fx.path("release-notes.md"), stamped).expect("Claude writes it");
+        let opened = fx.dir.open_memory("release-notes.md").expect("open");
+        fs::remove_file(fx.path("release-notes.md")).expect("Claude deletes it");
+        let mut form = form_of(&opened);
+        form.body = "Body, edited.".to_owned();
+        fx.dir
+            .resolve_memory_conflict(&opened.file, &ConflictResolution::Mine { disk: None, form })
+            .expect("restore");
+        let restored = fx.read("release-notes.md").expect("restored");
+        assert!(
+            restored.contains("originSessionId: 3ed04df3-3a97-4f9b-a2a3-a2a120610cb7")
+                && restored.contains("Body, edited."),
+            "{restored}"
         );
     }
 
