@@ -417,7 +417,7 @@ async fn twenty_thousand_memories_stay_smooth() {
         .expect("count");
     assert_eq!(
         count.trim(),
-        COUNT.to_string(),
+        "20,000",
         "every memory is listed, not Claude Code's 200"
     );
 

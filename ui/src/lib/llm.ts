@@ -9,6 +9,7 @@ import type {
   ProviderSetup,
   Usage,
 } from "../ipc";
+import { formatCount } from "./format";
 
 /** The providers that talk to a model (offline has nothing to set). */
 export type ModelProvider = Exclude<ProviderKind, "offline">;
@@ -92,11 +93,6 @@ export function keySourceLabel(status: KeyStatus): { text: string; tone: Tone } 
   return { text: "No key", tone: "neutral" };
 }
 
-const numberFormat = new Intl.NumberFormat("en");
-
-export function formatCount(n: number): string {
-  return numberFormat.format(n);
-}
 
 /** "840 ms", "1.2 s", "12 s". */
 export function formatDuration(ms: number): string {
