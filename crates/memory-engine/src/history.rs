@@ -467,7 +467,7 @@ fn restore_line(
     let Some(next_line) = next_line else {
         return index::upsert_entry(raw, link, &remembered.line, section);
     };
-    let eol = if raw.contains("\r\n") { "\r\n" } else { "\n" };
+    let eol = index::line_ending(raw);
     let mut out = String::with_capacity(raw.len() + remembered.line.len() + 2);
     for (n, line) in raw.split_inclusive('\n').enumerate() {
         if n + 1 == next_line {

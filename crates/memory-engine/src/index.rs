@@ -357,7 +357,8 @@ fn shorten(text: &str, max: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
-fn line_ending(raw: &str) -> &'static str {
+/// The line ending an index uses: CRLF if any of its lines ends so, else LF.
+pub(crate) fn line_ending(raw: &str) -> &'static str {
     if raw.contains("\r\n") {
         "\r\n"
     } else {

@@ -24,7 +24,7 @@ use crate::staleness::iso_time;
 /// first message entry comes after a few metadata lines (`summary`, `file-history-snapshot`, …).
 const CWD_SCAN_LINES: usize = 64;
 
-/// One project directory under `<config home>/projects/`.
+/// One project: a directory under `<config home>/projects/` or `<memory base>/projects/`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -34,7 +34,7 @@ pub struct ProjectSummary {
     /// The original working directory, from a transcript's `cwd`; else the existing directory
     /// the name was sanitized from, found on disk; `None` when neither tells.
     pub path: Option<PathBuf>,
-    /// `<project dir>/memory` (it may not exist).
+    /// `<memory base>/projects/<name>/memory` (it may not exist).
     pub memory_dir: PathBuf,
     /// Topic files: `*.md` under the memory dir, recursively, except any `MEMORY.md`.
     pub memory_files: usize,

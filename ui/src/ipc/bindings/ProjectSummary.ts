@@ -2,7 +2,7 @@
 import type { LintCounts } from "./LintCounts";
 
 /**
- * One project directory under `<config home>/projects/`.
+ * One project: a directory under `<config home>/projects/` or `<memory base>/projects/`.
  */
 export type ProjectSummary = { 
 /**
@@ -15,7 +15,7 @@ name: string,
  */
 path: string | null, 
 /**
- * `<project dir>/memory` (it may not exist).
+ * `<memory base>/projects/<name>/memory` (it may not exist).
  */
 memoryDir: string, 
 /**
