@@ -19,6 +19,8 @@ pub mod prefs;
 pub mod state;
 pub mod tray;
 
+use std::time::Duration;
+
 use tauri::{Builder, LogicalSize, Manager, Runtime, WindowEvent};
 
 use crate::launch::LaunchOptions;
@@ -100,8 +102,12 @@ fn restore_window<R: Runtime>(app: &tauri::AppHandle<R>) {
     }
 }
 
-/// Notes the main window's size as it changes and writes it when the window closes (not on
-/// every resize event: a drag emits dozens).
+/// How long the window must keep a size before it is written: a drag emits dozens of resizes.
+const WINDOW_SAVE_DELAY: Duration = Duration::from_millis(500);
+
+/// Notes the main window's size as it changes and writes it once the resizing stops, and when
+/// the window closes. Not only on close: the app can end without a close request (the tray's
+/// Quit, a session logout, a kill), and the size must survive that too.
 fn remember_window<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if window.label() != MAIN_WINDOW {
         return;
@@ -110,21 +116,34 @@ fn remember_window<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     match event {
         WindowEvent::Resized(size) => {
             let maximized = window.is_maximized().unwrap_or(false);
-            let mut prefs = state.prefs();
-            prefs.maximized = maximized;
-            // A maximised size is the screen's, not a choice to restore un-maximised.
-            if !maximized {
-                let scale = window.scale_factor().unwrap_or(1.0);
-                let logical = size.to_logical::<u32>(scale);
-                prefs.set_window(logical.width, logical.height);
+            {
+                let mut prefs = state.prefs();
+                prefs.maximized = maximized;
+                // A maximised size is the screen's, not a choice to restore un-maximised.
+                if !maximized {
+                    let scale = window.scale_factor().unwrap_or(1.0);
+                    let logical = size.to_logical::<u32>(scale);
+                    prefs.set_window(logical.width, logical.height);
+                }
             }
+            let ticket = state.note_window_change();
+            let app = window.app_handle().clone();
+            tauri::async_runtime::spawn_blocking(move || {
+                std::thread::sleep(WINDOW_SAVE_DELAY);
+                let state = app.state::<AppState>();
+                if state.is_latest_window_change(ticket) {
+                    save_prefs(&state);
+                }
+            });
         }
-        WindowEvent::CloseRequested { .. } => {
-            if let Err(error) = state.prefs().save() {
-                eprintln!("engram-app: could not remember the window: {error}");
-            }
-        }
+        WindowEvent::CloseRequested { .. } => save_prefs(&state),
         _ => {}
+    }
+}
+
+fn save_prefs(state: &AppState) {
+    if let Err(error) = state.prefs().save() {
+        eprintln!("engram-app: could not remember the window: {error}");
     }
 }
 

@@ -6,6 +6,7 @@
 //! window and project ([`Prefs`]), each behind its own short-lived lock.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use memory_engine::{Engine, MemoryDir, MemoryDirWatch};
@@ -18,6 +19,8 @@ pub struct AppState {
     demo: Option<DemoHome>,
     watch: Mutex<WatchSlot>,
     prefs: Mutex<Prefs>,
+    /// Bumped by every window resize: a delayed save runs only if no resize came after it.
+    window_changes: AtomicU64,
 }
 
 /// The open project's watcher, and which request may install one. Starting a watcher takes a
@@ -53,6 +56,7 @@ impl AppState {
             demo,
             watch: Mutex::new(WatchSlot::default()),
             prefs: Mutex::new(prefs),
+            window_changes: AtomicU64::new(0),
         }
     }
 
@@ -108,6 +112,15 @@ impl AppState {
 
     pub fn prefs(&self) -> MutexGuard<'_, Prefs> {
         self.prefs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes a window resize; the ticket tells a delayed save whether it is still the latest.
+    pub fn note_window_change(&self) -> u64 {
+        self.window_changes.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn is_latest_window_change(&self, ticket: u64) -> bool {
+        self.window_changes.load(Ordering::SeqCst) == ticket
     }
 }
 

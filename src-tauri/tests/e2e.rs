@@ -141,6 +141,61 @@ async fn projects_view_shows_every_project_with_its_memory() {
     client.close().await.expect("end the session");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, D-Bus, tauri-driver and WebKitWebDriver: run through `make test`"]
+async fn the_window_size_and_the_last_project_are_remembered() {
+    let _turn = ONE_APP_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir().expect("temp dir");
+    let driver = TauriDriver::start(work.path());
+    let (home, _) = fixture_home(work.path());
+
+    let client = driver.session(&home).await;
+    click(&client, "tr[data-project='-path-to-Demo'] td.project").await;
+    wait_for(
+        &client,
+        "[role='listbox'][aria-label='Memories'] [data-file]",
+    )
+    .await;
+    client
+        .set_window_size(1000, 640)
+        .await
+        .expect("resize the window");
+    let resized = client.get_window_size().await.expect("window size");
+    // Written once the resizing stops, not only on a clean close: the app may end without one.
+    let prefs = work.path().join("engram-home/app-state.json");
+    wait_until(|| {
+        let saved: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&prefs).ok()?).ok()?;
+        (saved["window"] == json!({"width": resized.0, "height": resized.1})).then_some(())
+    })
+    .await;
+    client.close_window().await.expect("close the window");
+    let _ = client.close().await;
+
+    let client = driver.session(&home).await;
+    wait_for(
+        &client,
+        "[role='listbox'][aria-label='Memories'] [data-file]",
+    )
+    .await;
+    let heading = wait_for(&client, "#project-title")
+        .await
+        .text()
+        .await
+        .expect("title");
+    assert_eq!(
+        heading.trim(),
+        "Demo",
+        "the app reopens at the last project"
+    );
+    assert_eq!(
+        client.get_window_size().await.expect("window size"),
+        resized,
+        "the app reopens at the size it was closed at"
+    );
+    client.close().await.expect("end the session");
+}
+
 /// The stockerly fixture memory dir in the demo project of a home built from the real fixtures.
 fn fixture_home(work: &Path) -> (PathBuf, PathBuf) {
     let home = work.join("claude-home");
