@@ -196,6 +196,79 @@ async fn the_window_size_and_the_last_project_are_remembered() {
     client.close().await.expect("end the session");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, D-Bus, tauri-driver and WebKitWebDriver: run through `make test`"]
+async fn a_second_launch_hands_over_to_the_running_app_and_exits() {
+    let _turn = ONE_APP_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir().expect("temp dir");
+    let driver = TauriDriver::start(work.path());
+    let (home, _) = fixture_home(work.path());
+    let client = driver.session(&home).await;
+    wait_for(&client, "tr[data-project='-path-to-Demo']").await;
+
+    // Launched as the user would, in the same desktop session as the running app: its
+    // environment (display, X authority, session bus, Engram home).
+    let engram_home = work.path().join("engram-home");
+    let first = app_processes(&engram_home);
+    assert_eq!(first.len(), 1, "one app runs: {first:?}");
+    let session_env = process_env(first[0]);
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_engram-app"))
+        .arg("--claude-dir")
+        .arg(&home)
+        .env_clear()
+        .envs(session_env)
+        .stdout(std::process::Stdio::null())
+        .stderr(fs::File::create(work.path().join("second.log")).expect("log file"))
+        .spawn()
+        .expect("a second launch");
+    let status = wait_until(|| second.try_wait().ok().flatten()).await;
+    assert!(
+        status.success(),
+        "the second launch exits cleanly: {status}\n{}",
+        fs::read_to_string(work.path().join("second.log")).unwrap_or_default()
+    );
+    assert_eq!(
+        app_processes(&engram_home),
+        first,
+        "the first app is still the one running"
+    );
+    // And it still answers.
+    wait_for(&client, "tr[data-project='-path-to-Demo']").await;
+    client.close().await.expect("end the session");
+}
+
+/// The ids of the `engram-app` processes using `engram_home` (this test's own apps only).
+fn app_processes(engram_home: &Path) -> Vec<u32> {
+    let wanted = format!("ENGRAM_HOME={}", engram_home.display());
+    let binary = fs::canonicalize(env!("CARGO_BIN_EXE_engram-app")).expect("the app binary");
+    let mut pids: Vec<u32> = fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary)
+                && process_env(*pid)
+                    .iter()
+                    .any(|(k, v)| format!("{k}={v}") == wanted)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// The environment a process started with.
+fn process_env(pid: u32) -> Vec<(String, String)> {
+    fs::read(format!("/proc/{pid}/environ"))
+        .unwrap_or_default()
+        .split(|byte| *byte == 0)
+        .filter_map(|pair| {
+            let pair = String::from_utf8_lossy(pair);
+            let (key, value) = pair.split_once('=')?;
+            Some((key.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
 /// The stockerly fixture memory dir in the demo project of a home built from the real fixtures.
 fn fixture_home(work: &Path) -> (PathBuf, PathBuf) {
     let home = work.join("claude-home");
