@@ -23,8 +23,8 @@ const APP_ORIGIN: &str = if cfg!(windows) {
     "tauri://localhost"
 };
 
-/// Claude Code files captured from real sessions (read only; copied before use).
-pub const REAL_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/real");
+/// The real fixtures and the way to copy them: the engine's, one helper for every test.
+pub use memory_engine::testing::fixtures::{copy_tree, REAL_FIXTURES};
 
 pub struct Shell {
     tmp: tempfile::TempDir,
@@ -85,18 +85,4 @@ pub fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Re
     };
     get_ipc_response(window, request)
         .map(|body| body.deserialize::<Value>().expect("responses are JSON"))
-}
-
-/// Copies a directory tree (fixtures are never used in place).
-pub fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("create dir");
-    for entry in fs::read_dir(from).expect("read fixture dir") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).expect("copy fixture file");
-        }
-    }
 }

@@ -17,7 +17,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 /// Claude Code files captured from real sessions (read only; copied before use).
-pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/real");
+pub use memory_engine::testing::fixtures::{copy_tree, REAL_FIXTURES as FIXTURES};
 
 /// How long the UI may take to show what the test waits for: a cold WebKit start under Xvfb
 /// on a loaded two-core machine takes a few seconds.
@@ -283,17 +283,4 @@ pub async fn screenshot(client: &Client, name: &str) {
         .join("e2e-screenshots");
     fs::create_dir_all(&dir).expect("screenshot dir");
     fs::write(dir.join(name), png).expect("write screenshot");
-}
-
-pub fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("create dir");
-    for entry in fs::read_dir(from).expect("read fixture dir") {
-        let entry = entry.expect("fixture entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).expect("copy fixture file");
-        }
-    }
 }
