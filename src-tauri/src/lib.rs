@@ -154,93 +154,16 @@ mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
-    use memory_engine::{Engine, Environment};
     use serde_json::{json, Value};
-    use tauri::ipc::{CallbackFn, InvokeBody};
-    use tauri::test::{get_ipc_response, MockRuntime};
-    use tauri::webview::{InvokeRequest, WebviewWindowBuilder};
-    use tauri::{Listener, WebviewWindow};
+    use tauri::Listener;
 
     use super::*;
+    use crate::commands::test_shell::{invoke_from, Shell};
+    use memory_engine::testing::fixtures::write_file as write;
 
-    /// A Claude home and an Engram home in one temp dir, and the shell over them on the mock
-    /// runtime, with the app's real configuration and capabilities (so a command the main window
-    /// is not allowed to call fails here too).
-    struct Shell {
-        tmp: tempfile::TempDir,
-        window: WebviewWindow<MockRuntime>,
-    }
-
-    impl Shell {
-        fn new() -> Shell {
-            Shell::with_home(|_| {})
-        }
-
-        /// A shell over a home first filled by `fill`.
-        fn with_home(fill: impl FnOnce(&Path)) -> Shell {
-            let tmp = tempfile::tempdir().expect("temp dir");
-            let home = tmp.path().join("claude");
-            fs::create_dir_all(&home).expect("claude home");
-            fill(&home);
-            let engine = Engine::builder(Environment::empty())
-                .claude_home(&home)
-                .engram_home(tmp.path().join("engram"))
-                .build();
-            let app = builder(tauri::test::mock_builder(), AppState::new(engine, None))
-                .build(tauri::generate_context!())
-                .expect("the shell builds on the mock runtime");
-            // The configured windows open only once the event loop runs; open "main" alike.
-            let window = WebviewWindowBuilder::new(&app, MAIN_WINDOW, Default::default())
-                .build()
-                .expect("a mock main window");
-            // The app must outlive the test's requests; leaking it is fine in a test process.
-            std::mem::forget(app);
-            Shell { tmp, window }
-        }
-
-        fn home(&self) -> std::path::PathBuf {
-            self.tmp.path().join("claude")
-        }
-
-        fn memory_dir(&self) -> std::path::PathBuf {
-            self.home().join("projects/-work-demo/memory")
-        }
-
-        /// Sends `cmd` with `args` as the UI would; `Err` holds the rejection.
-        fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
-            invoke_from(&self.window, APP_ORIGIN, cmd, args)
-        }
-    }
-
-    /// The origin of the bundled UI, which the capability allows (`local`).
-    const APP_ORIGIN: &str = if cfg!(windows) {
-        "http://tauri.localhost"
-    } else {
-        "tauri://localhost"
-    };
-
-    fn invoke_from(
-        window: &WebviewWindow<MockRuntime>,
-        origin: &str,
-        cmd: &str,
-        args: Value,
-    ) -> Result<Value, Value> {
-        let request = InvokeRequest {
-            cmd: cmd.into(),
-            callback: CallbackFn(0),
-            error: CallbackFn(1),
-            url: origin.parse().expect("a valid url"),
-            body: InvokeBody::Json(args),
-            headers: Default::default(),
-            invoke_key: window.app_handle().invoke_key().to_string(),
-        };
-        get_ipc_response(window, request)
-            .map(|body| body.deserialize::<Value>().expect("responses are JSON"))
-    }
-
-    fn write(path: &Path, text: &str) {
-        fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
-        fs::write(path, text).expect("write fixture");
+    /// The memory dir of [`demo_project`].
+    fn demo_memory_dir(shell: &Shell) -> std::path::PathBuf {
+        shell.home().join("projects/-work-demo/memory")
     }
 
     const TESTING: &str =
@@ -310,7 +233,7 @@ mod tests {
         assert_eq!(info["claudeHome"], shell.home().display().to_string());
         assert_eq!(
             info["engramHome"],
-            shell.tmp.path().join("engram").display().to_string()
+            shell.engram_home().display().to_string()
         );
         assert_eq!(info["demo"], Value::Null, "the home exists: no demo");
     }
@@ -319,7 +242,7 @@ mod tests {
     fn remote_pages_cannot_call_commands() {
         let shell = Shell::new();
         let refused = invoke_from(
-            &shell.window,
+            &shell.window(),
             "https://example.com",
             "list_projects",
             json!({}),
@@ -398,12 +321,12 @@ mod tests {
             .invoke("save_memory", args(TESTING, "Tests use a real database"))
             .expect("saved");
         assert_eq!(saved["file"], "feedback_testing.md");
-        let index = fs::read_to_string(shell.memory_dir().join("MEMORY.md")).expect("index");
+        let index = fs::read_to_string(demo_memory_dir(&shell).join("MEMORY.md")).expect("index");
         assert!(
             index.contains("(feedback_testing.md) — Tests use a real database"),
             "the index line follows the description: {index}"
         );
-        let on_disk = fs::read_to_string(shell.memory_dir().join("feedback_testing.md"))
+        let on_disk = fs::read_to_string(demo_memory_dir(&shell).join("feedback_testing.md"))
             .expect("memory file");
         assert!(on_disk.contains("Hit a real database."), "{on_disk}");
 
@@ -412,7 +335,7 @@ mod tests {
             .invoke("save_memory", args(TESTING, "Stale"))
             .expect_err("the disk moved since the buffer was opened");
         assert_eq!(error["kind"], "conflict", "{error}");
-        let after = fs::read_to_string(shell.memory_dir().join("feedback_testing.md"))
+        let after = fs::read_to_string(demo_memory_dir(&shell).join("feedback_testing.md"))
             .expect("memory file");
         assert_eq!(after, on_disk, "a refused save writes nothing");
 
@@ -433,7 +356,7 @@ mod tests {
     #[test]
     fn revert_puts_an_old_version_back_as_a_new_version() {
         let shell = Shell::with_home(demo_project);
-        let file = shell.memory_dir().join("feedback_testing.md");
+        let file = demo_memory_dir(&shell).join("feedback_testing.md");
         shell
             .invoke(
                 "save_memory",
@@ -529,7 +452,7 @@ mod tests {
                 .contains("-- [Gone](gone.md)"),
             "the plan shows its diff before anything is written: {plan}"
         );
-        let index = shell.memory_dir().join("MEMORY.md");
+        let index = demo_memory_dir(&shell).join("MEMORY.md");
         assert!(fs::read_to_string(&index)
             .unwrap_or_default()
             .contains("gone.md"));
@@ -553,7 +476,7 @@ mod tests {
         let shell = Shell::with_home(demo_project);
         let (sender, changes) = mpsc::channel();
         shell
-            .window
+            .window()
             .app_handle()
             .listen(events::MEMORY_DIR_CHANGED, move |event| {
                 let _ = sender.send(event.payload().to_owned());
@@ -564,7 +487,7 @@ mod tests {
         assert_eq!(watching, true);
 
         write(
-            &shell.memory_dir().join("project_new.md"),
+            &demo_memory_dir(&shell).join("project_new.md"),
             "---\nname: New\ndescription: from outside\ntype: project\n---\nx\n",
         );
         let payload = changes

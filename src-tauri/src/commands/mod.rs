@@ -17,7 +17,7 @@ pub mod projects;
 pub mod recall;
 pub mod settings;
 #[cfg(test)]
-mod test_shell;
+pub(crate) mod test_shell;
 pub mod watch;
 
 use crate::error::{Error, Result};

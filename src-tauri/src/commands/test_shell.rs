@@ -1,5 +1,4 @@
-//! The shell on Tauri's mock runtime for the command tests of the Settings screen and the
-//! Recall panel: a temp dir holding a Claude home and an Engram home, the app's real builder,
+//! The shell on Tauri's mock runtime for the command tests: a temp dir holding a Claude home and an Engram home, the app's real builder,
 //! configuration and capabilities (so a command the window is not allowed to call fails here
 //! too), and `invoke` as the bundled UI sends it.
 
@@ -58,6 +57,10 @@ impl Shell {
         Shell { tmp, window }
     }
 
+    pub fn home(&self) -> PathBuf {
+        self.tmp.path().join("claude")
+    }
+
     pub fn engram_home(&self) -> PathBuf {
         self.tmp.path().join("engram")
     }
@@ -74,11 +77,21 @@ impl Shell {
 }
 
 pub fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    invoke_from(window, APP_ORIGIN, cmd, args)
+}
+
+/// Sends `cmd` as a page loaded from `origin` would (the capability allows only the bundled UI).
+pub fn invoke_from(
+    window: &WebviewWindow<MockRuntime>,
+    origin: &str,
+    cmd: &str,
+    args: Value,
+) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),
         error: CallbackFn(1),
-        url: APP_ORIGIN.parse().expect("a valid url"),
+        url: origin.parse().expect("a valid url"),
         body: InvokeBody::Json(args),
         headers: Default::default(),
         invoke_key: window.app_handle().invoke_key().to_string(),
