@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use memory_engine::{Engine, Environment};
+use memory_engine::testing::fixtures::{Xorshift, VOCABULARY};
+use memory_engine::{Engine, Environment, MemoryType};
 
 fn main() -> ExitCode {
     match run() {
@@ -264,34 +265,6 @@ fn topic_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-const TYPES: [&str; 4] = ["user", "feedback", "project", "reference"];
-const WORDS: [&str; 24] = [
-    "deploy",
-    "tests",
-    "database",
-    "review",
-    "release",
-    "cache",
-    "schema",
-    "latency",
-    "budget",
-    "migration",
-    "frontend",
-    "tokens",
-    "backup",
-    "incident",
-    "pricing",
-    "search",
-    "queue",
-    "auth",
-    "invoice",
-    "metrics",
-    "mobile",
-    "retry",
-    "locale",
-    "export",
-];
-
 /// Writes `count` topic files (some in sub-dirs, a few with malformed YAML, mixed flat and nested
 /// `metadata.type`) plus a `MEMORY.md` indexing them all. Idempotent: an existing complete corpus is
 /// reused, so repeated runs measure the same bytes.
@@ -305,18 +278,11 @@ fn generate_corpus(dir: &Path, count: usize) -> std::io::Result<()> {
     }
     fs::create_dir_all(dir)?;
     let mut index = String::from("# Memory index\n\n");
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    let word = |rng: &mut Xorshift| VOCABULARY[rng.below(VOCABULARY.len())];
     for i in 0..count {
-        let kind = TYPES[i % TYPES.len()];
-        let words: Vec<&str> = (0..6)
-            .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
-            .collect();
+        let kind = MemoryType::ALL[i % MemoryType::ALL.len()].as_str();
+        let words: Vec<&str> = (0..6).map(|_| word(&mut rng)).collect();
         let name = format!("{} {} {i}", words[0], words[1]);
         let description = format!(
             "{} when {} touches {} and {} ({i})",
@@ -334,15 +300,15 @@ fn generate_corpus(dir: &Path, count: usize) -> std::io::Result<()> {
             ),
             _ => format!("---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n"),
         };
-        let body_lines = 5 + (next() % 35) as usize;
+        let body_lines = 5 + rng.below(35);
         let mut body = String::new();
         for line in 0..body_lines {
             body.push_str(&format!(
                 "- {} {} {} {} line {line}\n",
-                WORDS[(next() % 24) as usize],
-                WORDS[(next() % 24) as usize],
-                WORDS[(next() % 24) as usize],
-                WORDS[(next() % 24) as usize]
+                word(&mut rng),
+                word(&mut rng),
+                word(&mut rng),
+                word(&mut rng)
             ));
         }
         let path = dir.join(&file);

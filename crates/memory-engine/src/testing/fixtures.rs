@@ -122,8 +122,8 @@ impl TempMemoryDir {
     }
 }
 
-/// The vocabulary of the bench corpus (`bench/src/main.rs`, which keeps its own copy: the bench
-/// does not build this test support). Notes drawn from one small vocabulary all look alike — the
+/// The vocabulary of the bench corpus (`bench/src/main.rs`) and of the engine's synthetic notes.
+/// Notes drawn from one small vocabulary all look alike — the
 /// hard case for the duplicate rule, which must tell near-duplicates from notes sharing words.
 pub const VOCABULARY: [&str; 24] = [
     "deploy",
