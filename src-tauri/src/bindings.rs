@@ -41,6 +41,32 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::llm::probe::ConnectionTest::export_all_to(dir)?;
     engine::llm::probe::ConnectionCheck::export_all_to(dir)?;
     crate::commands::recall::RecallPreview::export_all_to(dir)?;
+    export_rules(dir)
+}
+
+/// The engine's constants the UI shows or branches on (the index budget, the types, the rules
+/// the engine can fix), so the UI never keeps copies that could drift.
+fn export_rules(dir: &Path) -> Result<(), ExportError> {
+    use memory_engine::{fix::FIXABLE_RULES, index, MemoryType};
+    let quoted = |items: &mut dyn Iterator<Item = &str>| {
+        items
+            .map(|item| format!("\"{item}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let text = format!(
+        "// Generated from the engine by src-tauri/src/bindings.rs. Do not edit by hand.\n\n\
+         export const MAX_INDEX_LINES = {};\n\
+         export const MAX_INDEX_BYTES = {};\n\
+         export const MEMORY_TYPES = [{}] as const;\n\
+         export const FIXABLE_RULES = [{}] as const;\n",
+        index::MAX_INDEX_LINES,
+        index::MAX_INDEX_BYTES,
+        quoted(&mut MemoryType::ALL.iter().map(|t| t.as_str())),
+        quoted(&mut FIXABLE_RULES.iter().copied()),
+    );
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("EngineRules.ts"), text)?;
     Ok(())
 }
 

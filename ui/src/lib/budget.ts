@@ -3,9 +3,9 @@
 // and cuts; this only turns its numbers into what the budget bar and the index view show.
 
 import type { LoadedIndex } from "../ipc";
+import { MAX_INDEX_BYTES, MAX_INDEX_LINES } from "../ipc/bindings/EngineRules";
 
-export const MAX_INDEX_LINES = 200;
-export const MAX_INDEX_BYTES = 25_000;
+export { MAX_INDEX_BYTES, MAX_INDEX_LINES };
 
 export interface Meter {
   used: number;

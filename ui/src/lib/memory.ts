@@ -1,8 +1,9 @@
 // How memories are labelled and filtered on screen. Pure functions over the engine's types.
 
 import type { Finding, MemoryHeader, MemoryType } from "../ipc";
+import { FIXABLE_RULES, MEMORY_TYPES as ENGINE_MEMORY_TYPES } from "../ipc/bindings/EngineRules";
 
-export const MEMORY_TYPES: readonly MemoryType[] = ["user", "feedback", "project", "reference"];
+export const MEMORY_TYPES: readonly MemoryType[] = ENGINE_MEMORY_TYPES;
 
 /** What each type is for, in Claude Code's taxonomy (shown as the badge's tooltip and in the
  * editor). */
@@ -50,8 +51,8 @@ export function findingsByFile(findings: readonly Finding[]): Map<string, Findin
   return byFile;
 }
 
-/** Lint rules the engine can fix (its `fix::FIXABLE_RULES`). */
-const FIXABLE = new Set(["dangling-pointer", "orphan-file", "long-index-line"]);
+/** Lint rules the engine can fix. */
+const FIXABLE: ReadonlySet<string> = new Set(FIXABLE_RULES);
 
 export function isFixable(finding: Finding): boolean {
   return FIXABLE.has(finding.rule);
