@@ -373,8 +373,15 @@ impl Engine {
     /// Run when Engram opens a dir, so the first edit has something to diff against and changes
     /// made while Engram was closed are not lost. A dir that does not exist records nothing.
     pub fn baseline_history(&self, memory_dir: &Path) -> Result<Vec<Version>> {
+        Ok(self.baseline(memory_dir)?.0)
+    }
+
+    /// [`Engine::baseline_history`], also returning what [`Engine::recorded_memory_files`] would
+    /// read back right after it, without reading the log a third time (the watcher needs both
+    /// when a project opens).
+    pub(crate) fn baseline(&self, memory_dir: &Path) -> Result<(Vec<Version>, RecordedFiles)> {
         if !memory_dir.is_dir() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), RecordedFiles::new()));
         }
         let files = memory_files(memory_dir)?;
         let mut contents = Vec::with_capacity(files.len());
@@ -389,7 +396,7 @@ impl Engine {
         // Only memory files are walked, so only recorded memory files can be gone: a recorded
         // non-memory file (a snapshot marker written through a change set) is left alone.
         let walked: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
-        let recorded = self.recorded_memory_files(memory_dir)?;
+        let mut recorded = self.recorded_memory_files(memory_dir)?;
         let gone: Vec<&str> = recorded
             .keys()
             .map(String::as_str)
@@ -410,19 +417,23 @@ impl Engine {
                 summary: None,
             }))
             .collect();
-        Ok(self
+        let versions: Vec<Version> = self
             .record_versions(memory_dir, &pending)?
             .into_iter()
             .flatten()
-            .collect())
+            .collect();
+        for version in &versions {
+            match &version.hash {
+                Some(hash) => recorded.insert(version.file.clone(), hash.clone()),
+                None => recorded.remove(&version.file),
+            };
+        }
+        Ok((versions, recorded))
     }
 
     /// The content hash of every memory file whose latest recorded version is not a deletion.
-    pub(crate) fn recorded_memory_files(
-        &self,
-        memory_dir: &Path,
-    ) -> Result<std::collections::BTreeMap<String, String>> {
-        let mut latest = std::collections::BTreeMap::new();
+    pub(crate) fn recorded_memory_files(&self, memory_dir: &Path) -> Result<RecordedFiles> {
+        let mut latest = RecordedFiles::new();
         for version in read_log(&self.history_store().log_path(&resolved_path(memory_dir)))? {
             match version.hash {
                 Some(hash) if is_memory_file_key(&version.file) => {
@@ -442,6 +453,9 @@ impl Engine {
         }
     }
 }
+
+/// Content hash of each memory file history holds as existing, by file key.
+pub(crate) type RecordedFiles = std::collections::BTreeMap<String, String>;
 
 /// An index line as an earlier version of the index held it.
 struct RememberedLine {

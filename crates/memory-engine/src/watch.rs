@@ -214,8 +214,7 @@ impl Engine {
         let known = if options.record_history {
             // Compare against what history holds, so that whatever the disk does from the
             // baseline on is both reported and recorded.
-            self.baseline_history(&root)?;
-            self.recorded_memory_files(&root)?
+            self.baseline(&root)?.1
         } else {
             snapshot(&root)?
         };
