@@ -19,15 +19,14 @@
 //! - File and index change in one change set: both land or neither does.
 
 use std::fs;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::changeset::{self, Actor, ApplyReport, ApplyStatus, ChangeSet, ConflictDetails};
 use crate::error::{Error, IoResultExt, Result};
 use crate::frontmatter::{self, FieldEdit, Frontmatter};
-use crate::index::{self, INDEX_FILE};
-use crate::memdir::{slug, validate_file_name, Memory, MemoryDir};
+use crate::index;
+use crate::memdir::{governing_index, slug, validate_file_name, Memory, MemoryDir};
 use crate::memory_type::MemoryType;
 
 /// The editor form: the four fields of a memory Engram owns.
@@ -480,22 +479,6 @@ impl MemoryDir {
             .and_then(|e| raw.lines().nth(e.line - 1).map(str::to_owned));
         Ok((index_file, line))
     }
-}
-
-/// The index a file's line belongs in — the nearest `MEMORY.md` at or above the file's directory
-/// (`team/MEMORY.md` for team memories), else the root's — and the link to the file as that index
-/// writes it (relative to the index's directory). An index reached through a symlink leading out
-/// of the root does not count.
-pub(crate) fn governing_index(root: &Path, rel: &str) -> (String, String) {
-    let mut dir = index::parent_of(rel);
-    while !dir.is_empty() {
-        let candidate = format!("{dir}/{INDEX_FILE}");
-        if root.join(&candidate).is_file() && changeset::confined_path(root, &candidate).is_ok() {
-            return (candidate, rel[dir.len() + 1..].to_owned());
-        }
-        dir = index::parent_of(dir);
-    }
-    (INDEX_FILE.to_owned(), rel.to_owned())
 }
 
 /// `line` (an index entry as written) with its link target replaced by `target`, keeping the

@@ -21,11 +21,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::changeset::{Actor, ApplyReport, ChangeSet};
-use crate::editor::governing_index;
 use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::index::{self, INDEX_FILE, MAX_ENTRY_CHARS};
 use crate::lint::{Finding, DANGLING_POINTER, LONG_INDEX_LINE, ORPHAN_FILE};
+use crate::memdir::governing_index;
 use crate::memdir::MemoryDir;
 
 /// The rules [`MemoryDir::plan_fix`] can fix.

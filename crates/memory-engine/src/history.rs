@@ -308,7 +308,7 @@ impl Engine {
         content: Option<&str>,
         reason: &str,
     ) -> Result<()> {
-        let (index_file, link) = crate::editor::governing_index(&version.memory_dir, &version.file);
+        let (index_file, link) = crate::memdir::governing_index(&version.memory_dir, &version.file);
         let raw = set.read(&index_file)?.unwrap_or_default();
         let listed = index::parse_entries(&raw).iter().any(|e| e.file == link);
         let updated = match content {

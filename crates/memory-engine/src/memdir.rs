@@ -151,24 +151,6 @@ impl MemoryDir {
         read_optional(&self.index_path())
     }
 
-    /// The index a file's line belongs in — the nearest `MEMORY.md` at or above the file's
-    /// directory (`team/MEMORY.md` for team memories), else the root's — and the link to the file
-    /// as that index writes it.
-    fn governing_index(&self, rel: &str) -> (String, String) {
-        let mut dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
-        while !dir.is_empty() {
-            let candidate = self.root.join(dir).join(INDEX_FILE);
-            if candidate.is_file() && confine(&self.root, &candidate).is_ok() {
-                return (
-                    format!("{dir}/{INDEX_FILE}"),
-                    rel[dir.len() + 1..].to_string(),
-                );
-            }
-            dir = dir.rsplit_once('/').map_or("", |(d, _)| d);
-        }
-        (INDEX_FILE.to_string(), rel.to_string())
-    }
-
     /// One memory in full, with its age and staleness caveat.
     pub fn show(&self, file: &str) -> Result<Memory> {
         let (rel, path) = self.resolve(file)?;
@@ -267,7 +249,7 @@ impl MemoryDir {
             }
         };
 
-        let (index_file, link) = self.governing_index(&rel);
+        let (index_file, link) = governing_index(&self.root, &rel);
         let raw_index = set.read(&index_file)?.unwrap_or_default();
         let entries = index::parse_entries(&raw_index);
         let current_entry = entries.iter().find(|e| e.file == link);
@@ -323,7 +305,7 @@ impl MemoryDir {
             set.stage_delete(&rel, &format!("forget {rel}"))?;
         }
         let mut index_line_removed = false;
-        let (index_file, link) = self.governing_index(&rel);
+        let (index_file, link) = governing_index(&self.root, &rel);
         if let Some(raw) = set.read(&index_file)? {
             let (updated, removed) = index::remove_entry(&raw, &link);
             if removed {
@@ -429,6 +411,24 @@ pub fn validate_file_name(root: &Path, file: &str) -> Result<String> {
         return invalid("MEMORY.md is the index, not a memory; it is updated for you");
     }
     Ok(rel)
+}
+
+/// The index a file's line belongs in — the nearest `MEMORY.md` at or above the file's directory
+/// (`team/MEMORY.md` for team memories), else the root's — and the link to the file as that index
+/// writes it (relative to the index's directory). An index reached through a symlink leading out
+/// of the root does not count.
+pub(crate) fn governing_index(root: &Path, rel: &str) -> (String, String) {
+    let mut dir = index::parent_of(rel);
+    while !dir.is_empty() {
+        let candidate = format!("{dir}/{INDEX_FILE}");
+        if root.join(&candidate).is_file()
+            && crate::changeset::confined_path(root, &candidate).is_ok()
+        {
+            return (candidate, rel[dir.len() + 1..].to_owned());
+        }
+        dir = index::parent_of(dir);
+    }
+    (INDEX_FILE.to_owned(), rel.to_owned())
 }
 
 /// Denies `path` when its deepest existing ancestor (or itself) resolves outside `root`. A
