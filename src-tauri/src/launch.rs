@@ -10,7 +10,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use memory_engine::settings::default_managed_settings_path;
+use memory_engine::environment::default_managed_settings_path;
 use memory_engine::{Engine, Environment};
 
 use crate::state::DemoHome;

@@ -18,77 +18,18 @@
 //!   and the writes. Claude Code never locks its memory files, so the window (microseconds) is
 //!   accepted; the watcher still records whatever lands afterwards.
 
-use std::fmt;
 use std::fs;
-use std::io;
-use std::path::{Component, Path, PathBuf};
-use std::str::FromStr;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use similar::{ChangeTag, TextDiff};
 
-use crate::disk;
+use crate::actor::Actor;
+use crate::diff::{line_counts, unified_diff};
+use crate::disk::{self, confined_path, read_optional};
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::history::{PendingVersion, Version};
-
-/// Who made a change, as recorded in history.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Actor {
-    /// The person, through the app or the CLI (edits, accepted reviews, reverts).
-    User,
-    /// Anything Engram did not do itself: Claude Code, an editor, git.
-    External,
-    /// A consolidation run.
-    Dream,
-    /// Memory extraction after a turn.
-    Extract,
-    /// An agent-memory snapshot initialisation or merge.
-    Snapshot,
-}
-
-impl Actor {
-    pub const ALL: [Actor; 5] = [
-        Actor::User,
-        Actor::External,
-        Actor::Dream,
-        Actor::Extract,
-        Actor::Snapshot,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Actor::User => "user",
-            Actor::External => "external",
-            Actor::Dream => "dream",
-            Actor::Extract => "extract",
-            Actor::Snapshot => "snapshot",
-        }
-    }
-}
-
-impl fmt::Display for Actor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Actor {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Actor> {
-        Actor::ALL
-            .into_iter()
-            .find(|actor| actor.as_str() == s)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "unknown actor `{s}` (expected user, external, dream, extract or snapshot)"
-                ))
-            })
-    }
-}
+use crate::index;
 
 /// What a [`FileChange`] does to its file.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -171,30 +112,6 @@ impl FileChange {
             self.after.as_deref().unwrap_or(""),
         )
     }
-}
-
-/// A unified diff with 3 lines of context between two texts, under the given header labels.
-/// Empty when the texts are equal.
-pub fn unified_diff(old_label: &str, new_label: &str, old: &str, new: &str) -> String {
-    if old == new {
-        return String::new();
-    }
-    TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(old_label, new_label)
-        .to_string()
-}
-
-/// `(added, removed)` line counts between two texts.
-pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::from_lines(old, new);
-    diff.iter_all_changes()
-        .fold((0, 0), |(added, removed), change| match change.tag() {
-            ChangeTag::Insert => (added + 1, removed),
-            ChangeTag::Delete => (added, removed + 1),
-            ChangeTag::Equal => (added, removed),
-        })
 }
 
 /// A planned set of file changes under one root (a memory dir).
@@ -415,6 +332,17 @@ impl ApplyReport {
     pub fn all_applied(&self) -> bool {
         self.files.iter().all(|f| f.status == ApplyStatus::Applied)
     }
+
+    /// The first file that failed to land, as an error naming it; `Ok` when every file landed.
+    pub fn first_failure(&self) -> Result<()> {
+        match self.files.iter().find(|f| f.status == ApplyStatus::Failed) {
+            Some(failed) => Err(Error::io(
+                self.root.join(&failed.file),
+                std::io::Error::other(failed.error.clone().unwrap_or_default()),
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Engine {
@@ -457,12 +385,20 @@ impl Engine {
     /// The shared body of applying: the conflict check, the writes, the history records.
     /// `summary` overrides the history summary of every recorded version (a revert says what it
     /// reverted to). Returns one result per change, in order.
+    ///
+    /// Engram processes applying to the same memory dir take turns (an advisory lock in Engram's
+    /// data dir), so two of them never interleave. Topic files land first; an index file
+    /// (`MEMORY.md`, shared with Claude Code and people) lands last, only if every other file
+    /// did — an index line never points at a file that failed to land — and is merged with what
+    /// the disk holds at that moment ([`index::merge_edit`]), never overwritten from the state it
+    /// was planned on.
     pub(crate) fn apply_changes(
         &self,
         set: &ChangeSet,
         actor: Actor,
         summary: Option<&str>,
     ) -> Result<Vec<FileResult>> {
+        let _turn = self.lock_memory_dir(&set.root)?;
         let targets = self.check_change_set(set)?;
 
         // A `before` that history has never seen (Claude Code wrote it while Engram was not
@@ -479,29 +415,55 @@ impl Engine {
             })
             .collect();
         self.record_versions(&set.root, &seen)?;
+        // Recording took a while (a lock and a flush): look again right before writing, so the
+        // window in which another writer's change could be overwritten is as short as can be.
+        self.check_befores(set, &targets)?;
 
-        let mut results = Vec::with_capacity(set.changes.len());
-        for (change, path) in set.changes.iter().zip(&targets) {
-            self.note_own_write(path, change.after.as_deref().map(str::as_bytes));
-            let written = match &change.after {
+        let mut written: Vec<Option<Result<Option<String>>>> =
+            set.changes.iter().map(|_| None).collect();
+        let order = (0..set.changes.len())
+            .filter(|&i| !merges_with_disk(&set.changes[i]))
+            .chain((0..set.changes.len()).filter(|&i| merges_with_disk(&set.changes[i])));
+        for i in order {
+            let (change, path) = (&set.changes[i], &targets[i]);
+            if merges_with_disk(change) {
+                let a_file_failed = written.iter().flatten().any(|w| w.is_err());
+                written[i] = Some(if a_file_failed {
+                    Err(Error::InvalidInput(format!(
+                        "{}: not updated, because a file it lists failed to land",
+                        change.file
+                    )))
+                } else {
+                    self.write_merged(change, path).map(Some)
+                });
+                continue;
+            }
+            let content = change.after.as_deref();
+            self.note_own_write(path, content.map(str::as_bytes));
+            let result = match content {
                 Some(content) => disk::atomic_write(path, content.as_bytes()),
                 None => fs::remove_file(path)
                     .at(path)
                     .map(|()| prune_empty_parents(&set.root, path)),
             };
-            results.push(written);
+            written[i] = Some(result.map(|()| change.after.clone()));
         }
+        let results: Vec<Result<Option<String>>> = written
+            .into_iter()
+            .map(|w| w.unwrap_or_else(|| Err(Error::InvalidInput("not applied".to_owned()))))
+            .collect();
 
         let landed: Vec<PendingVersion<'_>> = set
             .changes
             .iter()
             .zip(&results)
-            .filter(|(_, written)| written.is_ok())
-            .map(|(c, _)| PendingVersion {
-                file: &c.file,
-                content: c.after.as_deref(),
-                actor,
-                summary,
+            .filter_map(|(c, written)| {
+                written.as_ref().ok().map(|content| PendingVersion {
+                    file: &c.file,
+                    content: content.as_deref(),
+                    actor,
+                    summary,
+                })
             })
             .collect();
         let mut recorded = match self.record_versions(&set.root, &landed) {
@@ -518,10 +480,81 @@ impl Engine {
         Ok(results
             .into_iter()
             .map(|written| match written {
-                Ok(()) => FileResult::Written(recorded.next().unwrap_or(Ok(None))),
+                Ok(_) => FileResult::Written(recorded.next().unwrap_or(Ok(None))),
                 Err(e) => FileResult::Failed(e),
             })
             .collect())
+    }
+
+    /// Writes an index change merged with what the disk holds at the moment of the rename: the
+    /// merged content is swapped in atomically and what it replaced comes back
+    /// ([`disk::PreparedWrite::swap_in`]); if that is not what was merged with — someone wrote
+    /// in between — their content is merged again and written again. So a line someone else
+    /// wrote is never lost, however the writes interleave.
+    fn write_merged(&self, change: &FileChange, path: &Path) -> Result<String> {
+        const ATTEMPTS: usize = 20;
+        let before = change.before.as_deref().unwrap_or("");
+        let after = change.after.as_deref().unwrap_or("");
+        let mut theirs = read_optional(path)?;
+        // What the disk holds if nobody else writes: theirs at first, then our last write.
+        let mut expected = theirs.clone();
+        for _ in 0..ATTEMPTS {
+            let merged = index::merge_edit(before, after, theirs.as_deref().unwrap_or(""))
+                .ok_or_else(|| Error::Conflict(path.to_path_buf()))?;
+            let prepared = disk::PreparedWrite::new(path, merged.as_bytes())?;
+            self.note_own_write(path, Some(merged.as_bytes()));
+            let replaced = prepared.swap_in()?;
+            if replaced == expected {
+                return Ok(merged);
+            }
+            theirs = replaced;
+            expected = Some(merged);
+        }
+        Err(Error::Conflict(path.to_path_buf()))
+    }
+
+    /// Holds the advisory lock that makes Engram processes applying to `root` take turns. The
+    /// lock file lives in Engram's data dir, never in the memory dir.
+    fn lock_memory_dir(&self, root: &Path) -> Result<fs::File> {
+        let key = disk::content_hash(disk::resolved_path(root).to_string_lossy().as_bytes());
+        let path = self
+            .engram_home()
+            .join("locks")
+            .join(format!("apply-{}.lock", &key[..16]));
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).at(dir)?;
+        }
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .at(&path)?;
+        fs4::fs_std::FileExt::lock_exclusive(&file).at(&path)?;
+        Ok(file)
+    }
+
+    /// [`Error::Conflict`] naming the first file whose disk content is no longer its `before`.
+    /// An index file that is written (not deleted) is merged instead: it conflicts only when
+    /// the edit and the disk's cannot both stand ([`index::merge_edit`]).
+    fn check_befores(&self, set: &ChangeSet, targets: &[PathBuf]) -> Result<()> {
+        for (change, path) in set.changes.iter().zip(targets) {
+            let current = read_optional(path)?;
+            let holds = if merges_with_disk(change) {
+                index::merge_edit(
+                    change.before.as_deref().unwrap_or(""),
+                    change.after.as_deref().unwrap_or(""),
+                    current.as_deref().unwrap_or(""),
+                )
+                .is_some()
+            } else {
+                current == change.before
+            };
+            if !holds {
+                return Err(Error::Conflict(path.clone()));
+            }
+        }
+        Ok(())
     }
 
     /// Validates every change of `set` (confined path, one change per file, kind consistent with
@@ -547,11 +580,7 @@ impl Engine {
             }
             targets.push(path);
         }
-        for (change, path) in set.changes.iter().zip(&targets) {
-            if read_optional(path)? != change.before {
-                return Err(Error::Conflict(path.clone()));
-            }
-        }
+        self.check_befores(set, &targets)?;
         Ok(targets)
     }
 }
@@ -625,87 +654,12 @@ pub(crate) enum FileResult {
     Failed(Error),
 }
 
-/// Checks a file key (relative, `/`-separated, no `.`/`..`, no backslash, no NUL, not empty) and
-/// returns `root/key`. Does not touch the disk.
-pub fn check_file_key(root: &Path, file: &str) -> Result<PathBuf> {
-    if file.is_empty() {
-        return Err(Error::InvalidInput("empty file name".to_owned()));
-    }
-    if file.contains('\0') {
-        return Err(Error::InvalidInput(format!(
-            "{}: file name contains NUL",
-            file.escape_debug()
-        )));
-    }
-    if file.contains('\\') {
-        return Err(Error::InvalidInput(format!(
-            "{file}: use `/` to separate directories, not `\\`"
-        )));
-    }
-    let denied = || Error::PathDenied {
-        path: PathBuf::from(file),
-        root: root.to_path_buf(),
-    };
-    if file.starts_with('/') {
-        return Err(denied());
-    }
-    for part in file.split('/') {
-        match part {
-            ".." => return Err(denied()),
-            "" | "." => {
-                return Err(Error::InvalidInput(format!(
-                    "{file}: not a plain relative path (empty or `.` component)"
-                )))
-            }
-            _ => {}
-        }
-    }
-    // `C:x` on Windows is relative to a drive, not to the root: refuse anything with a prefix.
-    if Path::new(file)
-        .components()
-        .any(|c| !matches!(c, Component::Normal(_)))
-    {
-        return Err(denied());
-    }
-    Ok(root.join(file))
-}
-
-/// [`check_file_key`], then follows symlinks: the deepest existing ancestor of the target (the
-/// target itself if it exists) must resolve inside the resolved root. A root that does not exist
-/// yet cannot hold symlinks, so only the lexical check applies.
-pub fn confined_path(root: &Path, file: &str) -> Result<PathBuf> {
-    let path = check_file_key(root, file)?;
-    let Ok(real_root) = root.canonicalize() else {
-        return Ok(path);
-    };
-    let mut existing = path.as_path();
-    loop {
-        match existing.canonicalize() {
-            Ok(real) => {
-                if real.starts_with(&real_root) {
-                    return Ok(path);
-                }
-                return Err(Error::PathDenied {
-                    path: path.clone(),
-                    root: root.to_path_buf(),
-                });
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match existing.parent() {
-                Some(parent) if parent.starts_with(root) => existing = parent,
-                _ => return Ok(path),
-            },
-            Err(e) => return Err(Error::io(existing, e)),
-        }
-    }
-}
-
-/// The text of `path`, or `None` if there is no file there.
-pub(crate) fn read_optional(path: &Path) -> Result<Option<String>> {
-    match disk::read_text(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(Error::NotFound(_)) => Ok(None),
-        Err(e) => Err(e),
-    }
+/// Whether `change` is to an index file that is written rather than deleted: those are merged with
+/// the disk at write time (see [`Engine::apply_changes`]) instead of conflicting.
+fn merges_with_disk(change: &FileChange) -> bool {
+    let is_index = change.file == index::INDEX_FILE
+        || change.file.ends_with(&format!("/{}", index::INDEX_FILE));
+    is_index && change.after.is_some()
 }
 
 /// Removes the directories left empty by deleting `path`, up to (not including) `root`. Best
@@ -1074,20 +1028,5 @@ mod tests {
             .expect_err("the editor believed b.md did not exist");
         assert_eq!(err.kind(), ErrorKind::Conflict);
         assert_eq!(fx.read("b.md").as_deref(), Some("new\n"));
-    }
-
-    #[test]
-    fn actors_parse_and_serialize_in_lowercase() {
-        for actor in Actor::ALL {
-            assert_eq!(actor.as_str().parse::<Actor>().expect("parse"), actor);
-            assert_eq!(
-                serde_json::to_value(actor).expect("serialize"),
-                serde_json::Value::String(actor.as_str().to_owned())
-            );
-        }
-        assert_eq!(
-            "robot".parse::<Actor>().expect_err("unknown").kind(),
-            ErrorKind::InvalidInput
-        );
     }
 }

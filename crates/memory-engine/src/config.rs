@@ -29,8 +29,9 @@
 //! `config.toml`, then the environment (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`, as the official
 //! SDKs read them), then the built-in default.
 
+use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -38,15 +39,62 @@ use serde::{Deserialize, Serialize};
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::llm::anthropic::{self, AnthropicClient};
-use crate::llm::openai::{self, OpenAiClient};
-use crate::llm::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
 
 pub const CONFIG_FILE: &str = "config.toml";
 /// The prompt hook's default time budget.
 pub const DEFAULT_HOOK_BUDGET: Duration = Duration::from_secs(2);
 /// A model call's default per-attempt timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which provider answers model calls.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// No model: lexical recall, rule-based jobs. The default.
+    #[default]
+    Offline,
+    Anthropic,
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 3] = [
+        ProviderKind::Offline,
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAi,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Offline => "offline",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ProviderKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<ProviderKind> {
+        ProviderKind::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "unknown provider `{s}` (expected offline, anthropic or openai)"
+                ))
+            })
+    }
+}
 
 /// The whole of `config.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -142,19 +190,6 @@ pub struct LlmOverrides {
     pub timeout: Option<Duration>,
 }
 
-/// The effective provider settings after flags, config, environment and defaults. Holds no key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LlmSettings {
-    pub provider: ProviderKind,
-    /// Empty for offline.
-    pub model: String,
-    /// Empty for offline.
-    pub base_url: String,
-    pub timeout_ms: u64,
-    pub max_retries: u32,
-}
-
 /// Key-like names refused under `[llm]`.
 const SECRET_KEYS: [&str; 6] = ["api_key", "apikey", "key", "token", "secret", "password"];
 
@@ -194,83 +229,6 @@ impl Engine {
             Error::InvalidInput(format!("{}: cannot serialize: {e}", path.display()))
         })?;
         disk::atomic_write(&path, text.as_bytes())
-    }
-
-    /// The effective provider settings for this run.
-    pub fn llm_settings(&self, config: &Config, overrides: &LlmOverrides) -> LlmSettings {
-        let provider = overrides
-            .provider
-            .or(config.llm.provider)
-            .unwrap_or_default();
-        let timeout = overrides
-            .timeout
-            .or(config.llm.timeout_ms.map(Duration::from_millis))
-            .unwrap_or(DEFAULT_TIMEOUT);
-        let max_retries = config
-            .llm
-            .max_retries
-            .unwrap_or(RetryPolicy::default().max_retries);
-        let (env_base, default_base, default_model) = match provider {
-            ProviderKind::Offline => (None, "", ""),
-            ProviderKind::Anthropic => (
-                Some("ANTHROPIC_BASE_URL"),
-                anthropic::DEFAULT_BASE_URL,
-                anthropic::DEFAULT_MODEL,
-            ),
-            ProviderKind::OpenAi => (
-                Some("OPENAI_BASE_URL"),
-                openai::DEFAULT_BASE_URL,
-                openai::DEFAULT_MODEL,
-            ),
-        };
-        let section = config.provider(provider);
-        let model = overrides
-            .model
-            .clone()
-            .or_else(|| section.and_then(|s| s.model.clone()))
-            .unwrap_or_else(|| default_model.to_owned());
-        let base_url = overrides
-            .base_url
-            .clone()
-            .or_else(|| section.and_then(|s| s.base_url.clone()))
-            .or_else(|| {
-                env_base
-                    .and_then(|var| self.env().get(var))
-                    .map(str::to_owned)
-            })
-            .unwrap_or_else(|| default_base.to_owned());
-        LlmSettings {
-            provider,
-            model: if provider == ProviderKind::Offline {
-                String::new()
-            } else {
-                model
-            },
-            base_url,
-            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            max_retries,
-        }
-    }
-
-    /// A client for `settings`, or `None` for offline. Looks the key up (environment, then the
-    /// OS keyring — which may block on D-Bus: call from a blocking context). Fails with a clear
-    /// error when Anthropic has no key.
-    pub fn llm_client(&self, settings: &LlmSettings) -> Result<Option<Arc<dyn Client>>> {
-        let options = || ClientOptions {
-            base_url: settings.base_url.clone(),
-            model: settings.model.clone(),
-            api_key: keys::api_key(self.env(), settings.provider),
-            timeout: Duration::from_millis(settings.timeout_ms),
-            retry: RetryPolicy {
-                max_retries: settings.max_retries,
-                ..RetryPolicy::default()
-            },
-        };
-        Ok(match settings.provider {
-            ProviderKind::Offline => None,
-            ProviderKind::Anthropic => Some(Arc::new(AnthropicClient::new(options())?)),
-            ProviderKind::OpenAi => Some(Arc::new(OpenAiClient::new(options())?)),
-        })
     }
 }
 
@@ -314,18 +272,6 @@ mod tests {
 
     fn engine(home: &std::path::Path, env: Environment) -> Engine {
         Engine::builder(env).engram_home(home).build()
-    }
-
-    #[test]
-    fn missing_config_is_offline_with_defaults() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let engine = engine(dir.path(), Environment::empty());
-        let config = engine.load_config().expect("load");
-        assert_eq!(config, Config::default());
-        let settings = engine.llm_settings(&config, &LlmOverrides::default());
-        assert_eq!(settings.provider, ProviderKind::Offline);
-        assert!(engine.llm_client(&settings).expect("client").is_none());
-        assert_eq!(config.hooks.budget(), Duration::from_secs(2));
     }
 
     #[test]
@@ -380,38 +326,5 @@ mod tests {
         let err = engine.load_config().expect_err("unknown provider");
         assert_eq!(err.kind(), crate::ErrorKind::Parse);
         assert!(err.to_string().contains("config.toml:2"), "{err}");
-    }
-
-    #[test]
-    fn flags_beat_config_beats_environment_beats_defaults() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let env = Environment::empty()
-            .with("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/env")
-            .with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
-        let engine = engine(dir.path(), env);
-        let mut config = Config::default();
-        config.llm.provider = Some(ProviderKind::Anthropic);
-        let settings = engine.llm_settings(&config, &LlmOverrides::default());
-        assert_eq!(
-            settings.base_url, "http://127.0.0.1:9/env",
-            "env when config is silent"
-        );
-        assert_eq!(settings.model, anthropic::DEFAULT_MODEL);
-        config.llm.anthropic.base_url = Some("http://127.0.0.1:9/config".into());
-        config.llm.anthropic.model = Some("claude-sonnet-4-5".into());
-        let settings = engine.llm_settings(&config, &LlmOverrides::default());
-        assert_eq!(settings.base_url, "http://127.0.0.1:9/config");
-        assert_eq!(settings.model, "claude-sonnet-4-5");
-        let settings = engine.llm_settings(
-            &config,
-            &LlmOverrides {
-                provider: Some(ProviderKind::OpenAi),
-                model: Some("llama3".into()),
-                ..LlmOverrides::default()
-            },
-        );
-        assert_eq!(settings.provider, ProviderKind::OpenAi);
-        assert_eq!(settings.model, "llama3");
-        assert_eq!(settings.base_url, "http://127.0.0.1:9/v1");
     }
 }

@@ -22,7 +22,9 @@ use std::fs;
 
 use serde::{Deserialize, Serialize};
 
-use crate::changeset::{self, Actor, ApplyReport, ApplyStatus, ChangeSet, ConflictDetails};
+use crate::actor::Actor;
+use crate::changeset::{ApplyReport, ChangeSet, ConflictDetails};
+use crate::disk::read_optional;
 use crate::error::{Error, IoResultExt, Result};
 use crate::frontmatter::{self, FieldEdit, Frontmatter};
 use crate::index;
@@ -125,7 +127,7 @@ impl MemoryDir {
         let memory = self.show(file)?;
         self.engine().record_version(
             self.root(),
-            &memory.file,
+            &memory.header.file,
             Some(&memory.content),
             Actor::External,
         )?;
@@ -176,7 +178,7 @@ impl MemoryDir {
     pub fn memory_conflict(&self, file: &str, form: &MemoryForm) -> Result<ConflictDetails> {
         let (rel, path) = self.resolve(file)?;
         let form = form.normalized()?;
-        let disk = changeset::read_optional(&path)?;
+        let disk = read_optional(&path)?;
         let mine = match disk {
             Some(disk) => form.render_over(Some(&disk)),
             None => form.render_over(self.last_recorded_content(&rel)?.as_deref()),
@@ -228,7 +230,7 @@ impl MemoryDir {
                 self.apply_edit_set(&set, &rel)
             }
             ConflictResolution::Theirs => {
-                let memory = match changeset::read_optional(&path)? {
+                let memory = match read_optional(&path)? {
                     Some(_) => Some(self.open_memory(&rel)?),
                     None => None,
                 };
@@ -445,17 +447,8 @@ impl MemoryDir {
     /// file that failed to land is an error naming it.
     fn apply_edit_set(&self, set: &ChangeSet, rel: &str) -> Result<EditOutcome> {
         let applied = self.engine().apply_change_set(set, Actor::User)?;
-        if let Some(failed) = applied
-            .files
-            .iter()
-            .find(|f| f.status == ApplyStatus::Failed)
-        {
-            return Err(Error::io(
-                self.root().join(&failed.file),
-                std::io::Error::other(failed.error.clone().unwrap_or_default()),
-            ));
-        }
-        let memory = match changeset::read_optional(&self.root().join(rel))? {
+        applied.first_failure()?;
+        let memory = match read_optional(&self.root().join(rel))? {
             Some(_) => Some(self.show(rel)?),
             None => None,
         };
@@ -472,7 +465,7 @@ impl MemoryDir {
     /// The index governing `rel` and `rel`'s line in it, as written.
     fn index_line_of(&self, rel: &str) -> Result<(String, Option<String>)> {
         let (index_file, link) = governing_index(self.root(), rel);
-        let raw = changeset::read_optional(&self.root().join(&index_file))?.unwrap_or_default();
+        let raw = read_optional(&self.root().join(&index_file))?.unwrap_or_default();
         let line = index::parse_entries(&raw)
             .into_iter()
             .find(|e| e.file == link)
@@ -515,9 +508,9 @@ mod tests {
 
     fn form_of(memory: &Memory) -> MemoryForm {
         MemoryForm {
-            name: memory.name.clone().expect("name"),
-            description: memory.description.clone().expect("description"),
-            memory_type: memory.memory_type.expect("type"),
+            name: memory.header.name.clone().expect("name"),
+            description: memory.header.description.clone().expect("description"),
+            memory_type: memory.header.memory_type.expect("type"),
             body: memory.body.clone(),
         }
     }
@@ -537,7 +530,7 @@ mod tests {
 
         let outcome = fx
             .dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect("body-only save");
         assert_eq!(
             fx.read("MEMORY.md").as_deref(),
@@ -546,7 +539,7 @@ mod tests {
         );
         let saved = outcome.memory.expect("memory after save");
         assert!(saved.content.contains("every interaction"));
-        assert_eq!(saved.content, fx.read(&opened.file).expect("file"));
+        assert_eq!(saved.content, fx.read(&opened.header.file).expect("file"));
         assert_eq!(
             outcome.index_line.as_deref(),
             Some("- [Brutal honesty mandate](feedback_brutal_honesty.md) — Adrian's explicit ask, applies to all responses")
@@ -556,7 +549,7 @@ mod tests {
         form.description = "Be blunt; Adrian asked for it".to_owned();
         let outcome = fx
             .dir
-            .save_memory(&opened.file, &saved.content, &form)
+            .save_memory(&opened.header.file, &saved.content, &form)
             .expect("description save");
         assert_eq!(
             outcome.index_line.as_deref(),
@@ -571,7 +564,7 @@ mod tests {
         assert!(index.starts_with("# Stockerly Memory Index\n"));
 
         assert_eq!(
-            fx.actors(&opened.file),
+            fx.actors(&opened.header.file),
             [Actor::User, Actor::User, Actor::External],
             "opening recorded the original, each save a user version"
         );
@@ -585,7 +578,7 @@ mod tests {
         form.memory_type = MemoryType::User;
         form.body = "Use tabs.\n".to_owned();
         fx.dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect("save");
         let text = fx.read("prefers-tabs-default.md").expect("file");
         assert_eq!(
@@ -606,12 +599,15 @@ mod tests {
             .dir
             .open_memory("feedback_brutal_honesty.md")
             .expect("open");
-        assert_eq!(opened.name.as_deref(), Some("Brutal honesty mandate"));
+        assert_eq!(
+            opened.header.name.as_deref(),
+            Some("Brutal honesty mandate")
+        );
         let mut form = form_of(&opened);
         form.name = "Brutal honesty, always".to_owned();
         let outcome = fx
             .dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect("save");
         assert_eq!(
             outcome.index_line.as_deref(),
@@ -623,11 +619,14 @@ mod tests {
         let opened = fx.dir.open_memory("project_vision.md").expect("open");
         let mut form = form_of(&opened);
         let curated = "- [Vision & audience](project_vision.md) — North star + beta cerrada B+ (≤20 invited friends), decided 2026-05-14";
-        assert_eq!(opened.name.as_deref(), Some("Stockerly vision & audience"));
+        assert_eq!(
+            opened.header.name.as_deref(),
+            Some("Stockerly vision & audience")
+        );
         form.name = "Vision".to_owned();
         let outcome = fx
             .dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect("save");
         assert_eq!(outcome.index_line.as_deref(), Some(curated));
     }
@@ -648,7 +647,7 @@ mod tests {
 
         let err = fx
             .dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect_err("the disk moved on");
         assert_eq!(err.kind(), ErrorKind::Conflict, "{err}");
         assert!(err.to_string().contains("user_adrian.md"), "{err}");
@@ -661,7 +660,7 @@ mod tests {
 
         let conflict = fx
             .dir
-            .memory_conflict(&opened.file, &form)
+            .memory_conflict(&opened.header.file, &form)
             .expect("conflict details");
         assert_eq!(conflict.disk.as_deref(), Some(theirs.as_str()));
         assert!(
@@ -673,7 +672,7 @@ mod tests {
 
         let kept = fx
             .dir
-            .resolve_memory_conflict(&opened.file, &ConflictResolution::Theirs)
+            .resolve_memory_conflict(&opened.header.file, &ConflictResolution::Theirs)
             .expect("keep theirs");
         assert!(
             kept.applied.files.is_empty(),
@@ -688,7 +687,7 @@ mod tests {
         let resolved = fx
             .dir
             .resolve_memory_conflict(
-                &opened.file,
+                &opened.header.file,
                 &ConflictResolution::Mine {
                     disk: conflict.disk.clone(),
                     form: form.clone(),
@@ -713,7 +712,7 @@ mod tests {
             .iter()
             .find(|v| {
                 v.actor == Actor::External
-                    && v.hash.as_deref() == Some(&crate::history::content_hash(theirs.as_bytes()))
+                    && v.hash.as_deref() == Some(&crate::disk::content_hash(theirs.as_bytes()))
             })
             .expect("their version recorded");
         assert_eq!(
@@ -730,7 +729,7 @@ mod tests {
         let err = fx
             .dir
             .resolve_memory_conflict(
-                &opened.file,
+                &opened.header.file,
                 &ConflictResolution::Mine {
                     disk: conflict.disk,
                     form,
@@ -749,16 +748,19 @@ mod tests {
         let form = form_of(&opened);
         let err = fx
             .dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect_err("deleted on disk");
         assert_eq!(err.kind(), ErrorKind::Conflict);
         let conflict = fx
             .dir
-            .memory_conflict(&opened.file, &form)
+            .memory_conflict(&opened.header.file, &form)
             .expect("details");
         assert_eq!(conflict.disk, None);
         fx.dir
-            .resolve_memory_conflict(&opened.file, &ConflictResolution::Mine { disk: None, form })
+            .resolve_memory_conflict(
+                &opened.header.file,
+                &ConflictResolution::Mine { disk: None, form },
+            )
             .expect("restore");
         assert_eq!(
             fx.read("deploy-freeze.md").as_deref(),
@@ -780,7 +782,10 @@ mod tests {
         let mut form = form_of(&opened);
         form.body = "Body, edited.".to_owned();
         fx.dir
-            .resolve_memory_conflict(&opened.file, &ConflictResolution::Mine { disk: None, form })
+            .resolve_memory_conflict(
+                &opened.header.file,
+                &ConflictResolution::Mine { disk: None, form },
+            )
             .expect("restore");
         let restored = fx.read("release-notes.md").expect("restored");
         assert!(
@@ -977,14 +982,14 @@ mod tests {
         fx.write("feedback_anti_patterns.md", "rewritten by Claude\n");
         let err = fx
             .dir
-            .delete_memory(&opened.file, Some(&opened.content))
+            .delete_memory(&opened.header.file, Some(&opened.content))
             .expect_err("stale");
         assert_eq!(err.kind(), ErrorKind::Conflict);
         assert!(fx.path("feedback_anti_patterns.md").exists());
 
         let outcome = fx
             .dir
-            .delete_memory(&opened.file, Some("rewritten by Claude\n"))
+            .delete_memory(&opened.header.file, Some("rewritten by Claude\n"))
             .expect("delete");
         assert!(outcome.memory.is_none() && outcome.index_line.is_none());
         assert!(!fx.path("feedback_anti_patterns.md").exists());
@@ -1029,7 +1034,7 @@ mod tests {
         let mut form = form_of(&opened);
         form.description = "changed in the editor".to_owned();
         fx.dir
-            .save_memory(&opened.file, &opened.content, &form)
+            .save_memory(&opened.header.file, &opened.content, &form)
             .expect("save");
         fx.dir
             .rename_memory("project_vision.md", "vision.md", None)

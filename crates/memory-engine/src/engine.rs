@@ -21,7 +21,9 @@ struct Inner {
     engram_home: Option<PathBuf>,
     managed_settings: Option<PathBuf>,
     /// Engram's own recent writes, so the file watcher can tell them from external changes.
-    own_writes: crate::watch::EchoRegistry,
+    own_writes: crate::disk::EchoRegistry,
+    /// The running job of each kind (one at a time per kind).
+    jobs: crate::job::Jobs,
 }
 
 impl Engine {
@@ -29,7 +31,7 @@ impl Engine {
     /// (policy) settings file.
     pub fn from_process() -> Engine {
         EngineBuilder::new(Environment::from_process())
-            .managed_settings(crate::settings::default_managed_settings_path())
+            .managed_settings(crate::environment::default_managed_settings_path())
             .build()
     }
 
@@ -58,7 +60,7 @@ impl Engine {
                 .unwrap_or_else(|| PathBuf::from("/"))
                 .join(".claude")
         };
-        crate::paths::nfc_path(&dir)
+        crate::environment::nfc_path(&dir)
     }
 
     /// The managed (policy) settings file, when this engine reads one. Engines built by hand
@@ -67,7 +69,12 @@ impl Engine {
         self.inner.managed_settings.as_deref()
     }
 
-    pub(crate) fn echo_registry(&self) -> &crate::watch::EchoRegistry {
+    /// The long jobs running in this process; see [`crate::job`].
+    pub fn jobs(&self) -> &crate::job::Jobs {
+        &self.inner.jobs
+    }
+
+    pub(crate) fn echo_registry(&self) -> &crate::disk::EchoRegistry {
         &self.inner.own_writes
     }
 
@@ -127,7 +134,7 @@ impl EngineBuilder {
     }
 
     /// Reads Claude Code's managed (policy) settings from `path`
-    /// ([`crate::settings::default_managed_settings_path`] for the real one).
+    /// ([`crate::environment::default_managed_settings_path`] for the real one).
     pub fn managed_settings(mut self, path: impl Into<PathBuf>) -> Self {
         self.managed_settings = Some(path.into());
         self
@@ -141,7 +148,8 @@ impl EngineBuilder {
                 claude_home: self.claude_home,
                 engram_home: self.engram_home,
                 managed_settings: self.managed_settings,
-                own_writes: crate::watch::EchoRegistry::default(),
+                own_writes: crate::disk::EchoRegistry::default(),
+                jobs: crate::job::Jobs::default(),
             }),
         }
     }

@@ -1,9 +1,12 @@
 //! A snapshot of the process environment the engine reads (`CLAUDE_CONFIG_DIR`, `HOME`, …).
 //! The engine never calls `std::env::var` itself: tests build an [`Environment`] by hand, so they
-//! can run in parallel without mutating the process's environment.
+//! can run in parallel without mutating the process's environment. Also here: the facts of the
+//! platform the engine starts from (the managed settings file's place, paths in NFC).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
 
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
@@ -48,5 +51,23 @@ impl Environment {
         self.get("HOME")
             .or_else(|| self.get("USERPROFILE"))
             .map(PathBuf::from)
+    }
+}
+/// Where the managed (policy) settings file lives on this platform.
+pub fn default_managed_settings_path() -> PathBuf {
+    if cfg!(target_os = "macos") {
+        PathBuf::from("/Library/Application Support/ClaudeCode/managed-settings.json")
+    } else if cfg!(windows) {
+        PathBuf::from(r"C:\Program Files\ClaudeCode\managed-settings.json")
+    } else {
+        PathBuf::from("/etc/claude-code/managed-settings.json")
+    }
+}
+
+/// The path in Unicode NFC; a path that is not valid Unicode is returned unchanged.
+pub fn nfc_path(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some(text) => PathBuf::from(text.nfc().collect::<String>()),
+        None => path.to_path_buf(),
     }
 }

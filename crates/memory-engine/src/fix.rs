@@ -20,7 +20,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::changeset::{Actor, ApplyReport, ChangeSet};
+use crate::actor::Actor;
+use crate::changeset::{ApplyReport, ChangeSet};
 use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::index::{self, INDEX_FILE, MAX_ENTRY_CHARS};
@@ -308,8 +309,8 @@ impl MemoryDir {
     }
 
     fn read_disk(&self, rel: &str) -> Result<Option<String>> {
-        let path = crate::changeset::confined_path(self.root(), rel)?;
-        crate::changeset::read_optional(&path)
+        let path = crate::disk::confined_path(self.root(), rel)?;
+        crate::disk::read_optional(&path)
     }
 }
 

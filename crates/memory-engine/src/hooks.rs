@@ -138,9 +138,7 @@ impl Engine {
                 return Ok(None);
             }
             let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
-            let config = engine.load_config()?;
-            let settings = engine.llm_settings(&config, &overrides);
-            let client = engine.llm_client(&settings)?;
+            let client = engine.llm_client_for(&overrides)?.client;
             Ok::<_, Error>(Some((memory_dir, client)))
         })
         .await

@@ -455,6 +455,106 @@ pub fn remove_entry(raw: &str, file: &str) -> (String, bool) {
     (out, removed)
 }
 
+/// Replays the edit that turned `before` into `after` onto `current`, what the disk holds now —
+/// so an index that someone else (Claude Code, a person, another Engram) changed meanwhile keeps
+/// their lines *and* gets ours, as `MEMORY.md`'s many writers need. Entry lines are matched by
+/// the file they link to: an entry we removed is removed whatever its wording on disk; an entry we
+/// added or reworded replaces the disk's entry for that file in place, or is inserted after the
+/// line it followed in `after` (or at the end when that line is gone). Other lines (headings,
+/// prose) are removed or inserted by exact text. Every line we did not touch stays as it is on
+/// disk. When `current == before` the result is exactly `after`.
+///
+/// `None` — a conflict, for a person to resolve — when the two edits cannot both stand: an entry
+/// we reworded was reworded differently on disk, or the index was replaced wholesale (not one
+/// line of `before` is left), so there is nothing to anchor our edit to.
+pub fn merge_edit(before: &str, after: &str, current: &str) -> Option<String> {
+    if current == before || current == after {
+        return Some(after.to_owned());
+    }
+    let link = |line: &str| parse_entry_line(line).map(|(_, file, _)| file);
+    let on_disk: std::collections::HashSet<&str> = current.lines().collect();
+    let mut kept = before.lines().filter(|l| !l.trim().is_empty()).peekable();
+    if kept.peek().is_some() && !kept.any(|l| on_disk.contains(l)) {
+        return None;
+    }
+    let entry_lines = |text: &str| -> std::collections::HashMap<String, String> {
+        text.lines()
+            .filter_map(|l| link(l).map(|file| (file, l.to_owned())))
+            .collect()
+    };
+    let (was, will_be, is) = (
+        entry_lines(before),
+        entry_lines(after),
+        entry_lines(current),
+    );
+    for (file, ours) in &will_be {
+        let (Some(was), Some(is)) = (was.get(file), is.get(file)) else {
+            continue;
+        };
+        if was != ours && is != was && is != ours {
+            return None;
+        }
+    }
+    let ours: std::collections::HashSet<String> = after.lines().filter_map(link).collect();
+    let eol = if current.is_empty() {
+        line_ending(after)
+    } else {
+        line_ending(current)
+    };
+    let ends_with_newline =
+        current.ends_with('\n') || (current.is_empty() && after.ends_with('\n'));
+    let mut lines: Vec<String> = current.lines().map(str::to_owned).collect();
+
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut anchor: Option<String> = None; // the last line of `after` before the current op
+    for change in diff.iter_all_changes() {
+        let text = change.value().trim_end_matches(['\n', '\r']);
+        match change.tag() {
+            similar::ChangeTag::Equal => anchor = Some(text.to_owned()),
+            similar::ChangeTag::Delete => match link(text) {
+                // An entry we dropped altogether goes, however it is worded on disk now.
+                Some(file) if !ours.contains(&file) => {
+                    lines.retain(|l| link(l).as_deref() != Some(file.as_str()))
+                }
+                // A reworded entry is replaced when its new line is inserted.
+                Some(_) => {}
+                None => {
+                    if let Some(at) = lines.iter().position(|l| l == text) {
+                        lines.remove(at);
+                    }
+                }
+            },
+            similar::ChangeTag::Insert => {
+                let existing = match link(text) {
+                    Some(file) => lines
+                        .iter()
+                        .position(|l| link(l).as_deref() == Some(file.as_str())),
+                    None => None,
+                };
+                match existing {
+                    Some(at) => lines[at] = text.to_owned(),
+                    None => {
+                        let at = anchor
+                            .as_deref()
+                            .and_then(|a| lines.iter().rposition(|l| l == a))
+                            .map_or_else(
+                                || if anchor.is_none() { 0 } else { lines.len() },
+                                |at| at + 1,
+                            );
+                        lines.insert(at, text.to_owned());
+                    }
+                }
+                anchor = Some(text.to_owned());
+            }
+        }
+    }
+    let mut out = lines.join(eol);
+    if ends_with_newline && !out.is_empty() {
+        out.push_str(eol);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +580,83 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    #[test]
+    fn merging_an_edit_keeps_lines_written_on_disk_since() {
+        let before = "# Memory\n\n- [A](a.md) \u{2014} a\n";
+        let ours = "# Memory\n\n- [A](a.md) \u{2014} a\n- [B](b.md) \u{2014} b\n";
+        let theirs = "# Memory\n\n- [A](a.md) \u{2014} a\n- [C](c.md) \u{2014} c\n";
+        let merged = merge_edit(before, ours, theirs).expect("no conflict");
+        assert_eq!(
+            merged,
+            "# Memory\n\n- [A](a.md) \u{2014} a\n- [B](b.md) \u{2014} b\n- [C](c.md) \u{2014} c\n",
+            "both new entries are kept"
+        );
+        assert_eq!(
+            merge_edit(before, ours, before).as_deref(),
+            Some(ours),
+            "nothing moved: ours exactly"
+        );
+    }
+
+    #[test]
+    fn merging_removes_and_rewords_entries_by_the_file_they_link_to() {
+        let before = "- [A](a.md) \u{2014} a\n- [B](b.md) \u{2014} b\n- [C](c.md) \u{2014} c\n";
+        // We drop B and reword C; meanwhile someone reworded B and added D.
+        let ours = "- [A](a.md) \u{2014} a\n- [C](c.md) \u{2014} sea\n";
+        let theirs = "- [A](a.md) \u{2014} a\n- [B](b.md) \u{2014} bee\n- [C](c.md) \u{2014} c\n- [D](d.md) \u{2014} d\n";
+        assert_eq!(
+            merge_edit(before, ours, theirs).as_deref(),
+            Some("- [A](a.md) \u{2014} a\n- [C](c.md) \u{2014} sea\n- [D](d.md) \u{2014} d\n")
+        );
+    }
+
+    #[test]
+    fn merging_into_crlf_or_an_index_without_a_final_newline_keeps_its_form() {
+        let merged = merge_edit(
+            "- [A](a.md)\n",
+            "- [A](a.md)\n- [B](b.md)\n",
+            "- [A](a.md)\r\n- [C](c.md)",
+        );
+        assert_eq!(
+            merged.as_deref(),
+            Some("- [A](a.md)\r\n- [B](b.md)\r\n- [C](c.md)")
+        );
+        assert_eq!(
+            merge_edit("", "- [B](b.md)\n", "").as_deref(),
+            Some("- [B](b.md)\n")
+        );
+        assert_eq!(
+            merge_edit("", "- [B](b.md)\n", "- [C](c.md)\n").as_deref(),
+            Some("- [B](b.md)\n- [C](c.md)\n"),
+            "no anchor: at the top, as in `after`"
+        );
+    }
+
+    #[test]
+    fn edits_that_cannot_both_stand_are_a_conflict() {
+        let before = "- [A](a.md) \u{2014} a\n";
+        let ours = "- [A](a.md) \u{2014} ours\n";
+        assert_eq!(
+            merge_edit(before, ours, "- [A](a.md) \u{2014} theirs\n"),
+            None,
+            "the same entry reworded both ways"
+        );
+        assert_eq!(
+            merge_edit(
+                before,
+                "- [A](a.md) \u{2014} a\n- [B](b.md)\n",
+                "rewritten\n"
+            ),
+            None,
+            "nothing of the planned-on index is left"
+        );
+        assert_eq!(
+            merge_edit(before, ours, ours).as_deref(),
+            Some(ours),
+            "the same rewording on both sides is no conflict"
+        );
     }
 
     #[test]

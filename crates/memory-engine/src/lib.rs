@@ -3,12 +3,14 @@
 //! else parses frontmatter, writes memory files or talks to a model. This crate never depends on
 //! Tauri.
 
-pub mod agent;
+pub mod actor;
+pub mod agent_loop;
 pub mod bm25;
 pub mod changeset;
 pub mod clock;
 pub mod config;
 pub mod demo;
+pub mod diff;
 pub mod disk;
 pub mod editor;
 pub mod engine;
@@ -19,6 +21,7 @@ pub mod frontmatter;
 pub mod history;
 pub mod hooks;
 pub mod index;
+pub mod job;
 pub mod json_edit;
 pub mod lint;
 pub mod llm;
@@ -38,9 +41,9 @@ pub mod staleness;
 pub mod testing;
 pub mod watch;
 
+pub use actor::Actor;
 pub use changeset::{
-    Actor, AppliedChange, ApplyReport, ApplyStatus, ChangeKind, ChangeSet, ConflictDetails,
-    FileChange,
+    AppliedChange, ApplyReport, ApplyStatus, ChangeKind, ChangeSet, ConflictDetails, FileChange,
 };
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use editor::{ConflictResolution, EditOutcome, MemoryForm};
@@ -50,6 +53,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use fix::{FixPlan, FixTarget, SkippedFix};
 pub use history::{Version, VersionChange};
 pub use index::{IndexEntry, LoadedIndex};
+pub use job::{JobHandle, JobKind, Jobs};
 pub use lint::{Finding, LintReport, Severity};
 pub use memdir::{
     ForgetOutcome, Memory, MemoryDir, RememberAction, RememberOutcome, RememberRequest,

@@ -30,6 +30,18 @@ pub fn log_path(root: &Path, now: SystemTime) -> PathBuf {
 
 /// Appends `- HH:MM text` to today's log, creating it (with its heading) when needed.
 pub fn append_log(root: &Path, text: &str, now: SystemTime) -> Result<PathBuf> {
+    append_log_noting(root, text, now, |_, _| {})
+}
+
+/// [`append_log`], telling `note_own_write` what the log will hold right before each write (the
+/// heading, then the whole log with the entry), so a file watcher can recognise Engram's own
+/// writes. Returns the log's path.
+pub fn append_log_noting(
+    root: &Path,
+    text: &str,
+    now: SystemTime,
+    mut note_own_write: impl FnMut(&Path, &[u8]),
+) -> Result<PathBuf> {
     let text = text.trim();
     if text.is_empty() {
         return Err(Error::InvalidInput(
@@ -42,7 +54,11 @@ pub fn append_log(root: &Path, text: &str, now: SystemTime) -> Result<PathBuf> {
         .parent()
         .ok_or_else(|| Error::InvalidInput(format!("{}: no parent", path.display())))?;
     fs::create_dir_all(dir).at(dir)?;
-    create_with_heading(&path, &format!("# {}\n\n", local.format("%Y-%m-%d")))?;
+    let heading = format!("# {}\n\n", local.format("%Y-%m-%d"));
+    if !path.exists() {
+        note_own_write(&path, heading.as_bytes());
+    }
+    create_with_heading(&path, &heading)?;
 
     let mut entry = format!("- {} ", local.format("%H:%M"));
     for (i, line) in text.lines().enumerate() {
@@ -62,6 +78,11 @@ pub fn append_log(root: &Path, text: &str, now: SystemTime) -> Result<PathBuf> {
     if !ends_with_newline(&mut file).at(&path)? {
         entry.insert(0, '\n');
     }
+    let mut after = Vec::new();
+    file.seek(SeekFrom::Start(0)).at(&path)?;
+    file.read_to_end(&mut after).at(&path)?;
+    after.extend_from_slice(entry.as_bytes());
+    note_own_write(&path, &after);
     file.write_all(entry.as_bytes()).at(&path)?;
     Ok(path)
 }

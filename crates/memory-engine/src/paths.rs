@@ -21,9 +21,8 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use unicode_normalization::UnicodeNormalization;
-
 use crate::engine::Engine;
+use crate::environment::nfc_path;
 use crate::error::Result;
 use crate::settings::SettingsScope;
 
@@ -217,14 +216,6 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 /// same when the file system refuses), then NFC.
 fn real_path(path: &Path) -> PathBuf {
     nfc_path(&fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
-}
-
-/// The path in Unicode NFC; a path that is not valid Unicode is returned unchanged.
-pub fn nfc_path(path: &Path) -> PathBuf {
-    match path.to_str() {
-        Some(text) => PathBuf::from(text.nfc().collect::<String>()),
-        None => path.to_path_buf(),
-    }
 }
 
 /// Which rule chose the auto-memory dir.

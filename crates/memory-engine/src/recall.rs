@@ -31,8 +31,8 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::bm25::Bm25Index;
-use crate::changeset::confined_path;
 use crate::disk;
+use crate::disk::confined_path;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};

@@ -80,17 +80,6 @@ impl SettingsLocations {
     }
 }
 
-/// Where the managed (policy) settings file lives on this platform.
-pub fn default_managed_settings_path() -> PathBuf {
-    if cfg!(target_os = "macos") {
-        PathBuf::from("/Library/Application Support/ClaudeCode/managed-settings.json")
-    } else if cfg!(windows) {
-        PathBuf::from(r"C:\Program Files\ClaudeCode\managed-settings.json")
-    } else {
-        PathBuf::from("/etc/claude-code/managed-settings.json")
-    }
-}
-
 /// Reads one settings file. `Ok(None)` when it does not exist; an empty file is an empty object.
 /// Malformed JSON is an [`Error::Parse`] with the file and the line serde_json stopped at.
 pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>> {

@@ -21,70 +21,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use serde::Serialize;
 
-use crate::changeset::Actor;
+use crate::actor::Actor;
+use crate::disk::{content_hash, is_memory_file_key, memory_files};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::history::{
-    content_hash, is_memory_file_key, memory_files, resolved_path, PendingVersion,
-};
-
-/// How long a note of an own write waits for the watcher to see it.
-pub const ECHO_TTL: Duration = Duration::from_secs(10);
-
-/// Engram's own recent writes, shared by every clone of an [`Engine`]: path + content hash.
-#[derive(Debug, Default, Clone)]
-pub struct EchoRegistry {
-    notes: Arc<Mutex<Vec<OwnWrite>>>,
-}
-
-#[derive(Debug)]
-struct OwnWrite {
-    path: PathBuf,
-    /// `None`: a delete.
-    hash: Option<String>,
-    // Monotonic time, not the engine's clock: this is a runtime timeout, not a domain date, and
-    // a test's fixed clock must not make notes immortal.
-    noted: Instant,
-}
-
-impl EchoRegistry {
-    /// Notes that Engram is about to write `content` to `path` (`None`: delete it).
-    pub fn note(&self, path: &Path, content: Option<&[u8]>) {
-        let note = OwnWrite {
-            path: resolved_path(path),
-            hash: content.map(content_hash),
-            noted: Instant::now(),
-        };
-        let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
-        notes.retain(|n| n.noted.elapsed() < ECHO_TTL);
-        notes.push(note);
-    }
-
-    /// Whether `path` holding `hash` (`None`: absent) is the echo of a noted own write; consumes
-    /// the note if so.
-    pub fn take(&self, path: &Path, hash: Option<&str>) -> bool {
-        let path = resolved_path(path);
-        let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
-        notes.retain(|n| n.noted.elapsed() < ECHO_TTL);
-        match notes
-            .iter()
-            .position(|n| n.path == path && n.hash.as_deref() == hash)
-        {
-            Some(i) => {
-                notes.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-}
+use crate::history::PendingVersion;
 
 impl Engine {
     /// Tells the watcher that Engram itself is about to write `content` to `path` (`None`: delete
@@ -615,6 +562,31 @@ mod tests {
     }
 
     #[test]
+    fn a_daily_log_line_written_by_engram_is_its_own_write_not_an_external_change() {
+        let fx = TempMemoryDir::new("memory");
+        let (_watch, receiver) = watch(&fx, WatchOptions::default());
+        let dir = fx.engine.memory_dir(&fx.root);
+        let log = dir.append_log("first").expect("log");
+        dir.append_log("second").expect("log again");
+        fs::write(fx.root.join("sentinel.md"), "external\n").expect("sentinel");
+
+        let seen = events_until(&receiver, "sentinel.md");
+        let files: Vec<&str> = seen.iter().map(|e| e.file.as_str()).collect();
+        assert_eq!(files, vec!["sentinel.md"], "the log was reported: {seen:?}");
+        let rel = log
+            .strip_prefix(&fx.root)
+            .expect("inside")
+            .to_str()
+            .expect("utf-8")
+            .to_owned();
+        assert_eq!(
+            fx.actors(&rel),
+            vec![Actor::User, Actor::User],
+            "each append is recorded as the user's, none as external"
+        );
+    }
+
+    #[test]
     fn an_external_change_right_after_an_own_write_is_still_reported() {
         let fx = TempMemoryDir::new("memory");
         let (_watch, receiver) = watch(&fx, WatchOptions::default());
@@ -716,23 +688,6 @@ mod tests {
             .watch_memory_dir(&fx.root.join("nope"), WatchOptions::default(), |_| {})
             .expect_err("missing");
         assert_eq!(err.kind(), crate::error::ErrorKind::NotFound);
-    }
-
-    #[test]
-    fn an_echo_note_matches_only_its_path_and_content_and_only_once() {
-        let registry = EchoRegistry::default();
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("a.md");
-        registry.note(&path, Some(b"mine"));
-        registry.note(&dir.path().join("gone.md"), None);
-        assert!(!registry.take(&path, Some(&content_hash(b"theirs"))));
-        assert!(!registry.take(&dir.path().join("b.md"), Some(&content_hash(b"mine"))));
-        assert!(registry.take(&path, Some(&content_hash(b"mine"))));
-        assert!(
-            !registry.take(&path, Some(&content_hash(b"mine"))),
-            "consumed"
-        );
-        assert!(registry.take(&dir.path().join("gone.md"), None));
     }
 
     #[test]

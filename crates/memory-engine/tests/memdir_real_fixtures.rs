@@ -44,9 +44,9 @@ fn remembering_every_real_memory_unchanged_leaves_every_byte_alone() {
             let memory = dir.show(&header.file).expect("show");
             let outcome = dir
                 .remember(RememberRequest {
-                    memory_type: memory.memory_type.expect("real files are typed"),
-                    name: memory.name.clone().expect("named"),
-                    description: memory.description.clone().expect("described"),
+                    memory_type: memory.header.memory_type.expect("real files are typed"),
+                    name: memory.header.name.clone().expect("named"),
+                    description: memory.header.description.clone().expect("described"),
                     file: Some(header.file.clone()),
                     body: memory.body.clone(),
                 })

@@ -1,7 +1,7 @@
 //! A memory file's history: its versions (who, when, what), what each changed, and revert.
 
 use memory_engine::history::VersionChange;
-use memory_engine::{Error as EngineError, Version};
+use memory_engine::Version;
 use tauri::State;
 
 use super::blocking;
@@ -27,13 +27,7 @@ pub async fn version_change(
     version: String,
 ) -> Result<VersionChange> {
     let dir = state.memory_dir(&project)?;
-    let engine = state.engine().clone();
-    blocking(move || {
-        let change = engine.version_change(&version)?;
-        same_dir(&change.version, dir.root())?;
-        Ok(change)
-    })
-    .await
+    blocking(move || dir.version_change(&version)).await
 }
 
 /// Puts the file back as it was at `version`; the revert is itself a new version.
@@ -44,24 +38,5 @@ pub async fn revert_version(
     version: String,
 ) -> Result<Version> {
     let dir = state.memory_dir(&project)?;
-    let engine = state.engine().clone();
-    blocking(move || {
-        same_dir(&engine.find_version(&version)?, dir.root())?;
-        engine.revert(&version)
-    })
-    .await
-}
-
-/// Version ids are unique across every memory dir Engram knows; the window may only reach the
-/// versions of the project it names.
-fn same_dir(version: &Version, root: &std::path::Path) -> memory_engine::Result<()> {
-    let resolved = |path: &std::path::Path| path.canonicalize().unwrap_or(path.to_path_buf());
-    if resolved(&version.memory_dir) == resolved(root) {
-        Ok(())
-    } else {
-        Err(EngineError::PathDenied {
-            path: version.memory_dir.join(&version.file),
-            root: root.to_path_buf(),
-        })
-    }
+    blocking(move || dir.revert(&version)).await
 }

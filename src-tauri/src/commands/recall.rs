@@ -6,12 +6,11 @@
 //! starting another, or [`cancel_recall`], cancels the one running (a model call can take the
 //! provider's whole timeout).
 
-use std::sync::{Mutex, PoisonError};
-
 use memory_engine::config::LlmOverrides;
 use memory_engine::hooks::is_recall_query;
-use memory_engine::llm::{CancellationToken, ProviderKind};
+use memory_engine::llm::ProviderKind;
 use memory_engine::recall::{RecallReport, RecallRequest};
+use memory_engine::JobKind;
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
@@ -30,69 +29,32 @@ pub struct RecallPreview {
     pub hook_query: bool,
 }
 
-/// The preview running now, to cancel it. Managed by the builder.
-#[derive(Default)]
-pub struct RecallJobs {
-    running: Mutex<Option<CancellationToken>>,
-}
-
-impl RecallJobs {
-    /// A token for a new preview; the previous one, if still running, is cancelled.
-    fn start(&self) -> CancellationToken {
-        let token = CancellationToken::new();
-        let previous = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .replace(token.clone());
-        if let Some(previous) = previous {
-            previous.cancel();
-        }
-        token
-    }
-
-    fn cancel(&self) {
-        if let Some(token) = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            token.cancel();
-        }
-    }
-}
-
 /// Recalls `project`'s memories for `query` as the prompt hook would (the configured provider,
 /// or offline when `offline`), without recording anything.
 #[tauri::command]
 pub async fn recall_preview(
     state: State<'_, AppState>,
-    jobs: State<'_, RecallJobs>,
     project: String,
     query: String,
     offline: bool,
 ) -> Result<RecallPreview> {
     let dir = state.memory_dir(&project)?;
-    let cancel = jobs.start();
+    // Cancelled by the next preview, by `cancel_recall`, or when this command is dropped.
+    let job = state.engine().jobs().start(JobKind::Recall);
     let engine = state.engine().clone();
+    let overrides = LlmOverrides {
+        provider: offline.then_some(ProviderKind::Offline),
+        ..LlmOverrides::default()
+    };
     // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
-    let client = blocking(move || {
-        let overrides = LlmOverrides {
-            provider: offline.then_some(ProviderKind::Offline),
-            ..LlmOverrides::default()
-        };
-        let settings = engine.llm_settings(&engine.load_config()?, &overrides);
-        engine.llm_client(&settings)
-    })
-    .await?;
+    let client = blocking(move || Ok(engine.llm_client_for(&overrides)?.client)).await?;
     let request = RecallRequest {
         query,
         ..RecallRequest::default()
     };
     let report = state
         .engine()
-        .recall(dir.root(), &request, client, &cancel)
+        .recall(dir.root(), &request, client, job.token())
         .await?;
     Ok(RecallPreview {
         hook_query: is_recall_query(&report.query),
@@ -102,8 +64,8 @@ pub async fn recall_preview(
 
 /// Cancels the preview running, if any (it then fails with kind `cancelled`).
 #[tauri::command]
-pub fn cancel_recall(jobs: State<'_, RecallJobs>) {
-    jobs.cancel();
+pub fn cancel_recall(state: State<'_, AppState>) {
+    state.engine().jobs().cancel(JobKind::Recall);
 }
 
 #[cfg(test)]

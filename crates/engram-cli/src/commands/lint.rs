@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use memory_engine::{
-    ApplyReport, ApplyStatus, Error, FixPlan, LintReport, MemoryDir, Result, Severity,
-};
+use memory_engine::{ApplyReport, FixPlan, LintReport, MemoryDir, Result, Severity};
 use serde::Serialize;
 
 use super::{Context, Status};
@@ -54,16 +52,7 @@ fn fix(context: &Context, memory_dir: &MemoryDir, dry_run: bool) -> Result<Statu
         None
     } else {
         let applied = memory_dir.apply_fix(&plan.changes)?;
-        if let Some(failed) = applied
-            .files
-            .iter()
-            .find(|f| f.status == ApplyStatus::Failed)
-        {
-            return Err(Error::io(
-                memory_dir.root().join(&failed.file),
-                std::io::Error::other(failed.error.clone().unwrap_or_default()),
-            ));
-        }
+        applied.first_failure()?;
         Some(applied)
     };
     let report = memory_dir.lint()?;

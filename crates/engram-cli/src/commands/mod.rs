@@ -19,8 +19,8 @@ pub mod r#where;
 
 use std::path::{Path, PathBuf};
 
+use memory_engine::environment::default_managed_settings_path;
 use memory_engine::paths::normalize_lexically;
-use memory_engine::settings::default_managed_settings_path;
 use memory_engine::{Engine, Environment, Error, MemoryDir, MemoryDirResolution, Result};
 
 use crate::output;

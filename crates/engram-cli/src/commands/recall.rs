@@ -65,8 +65,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     }
     let engine = &context.engine;
     let memory_dir = context.memory_dir()?;
-    let settings = engine.llm_settings(&engine.load_config()?, &args.llm.overrides()?);
-    let client = engine.llm_client(&settings)?;
+    let client = engine.llm_client_for(&args.llm.overrides()?)?.client;
     let request = RecallRequest {
         query: args.query,
         limit: args.limit,

@@ -18,17 +18,20 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         return Ok(Status::Success);
     }
     let style = Style::detect();
-    let title = memory.name.as_deref().unwrap_or(&memory.file);
+    let title = memory.header.name.as_deref().unwrap_or(&memory.header.file);
     let mut text = format!(
         "{}  {}  {}\n",
         style.paint(Color::Bold, title),
         style.paint(
-            type_color(memory.memory_type),
-            &format!("[{}]", type_label(memory.memory_type))
+            type_color(memory.header.memory_type),
+            &format!("[{}]", type_label(memory.header.memory_type))
         ),
-        style.paint(Color::Dim, &format!("{} · {}", memory.file, memory.age)),
+        style.paint(
+            Color::Dim,
+            &format!("{} · {}", memory.header.file, memory.header.age)
+        ),
     );
-    if let Some(description) = &memory.description {
+    if let Some(description) = &memory.header.description {
         text.push_str(description);
         text.push('\n');
     }

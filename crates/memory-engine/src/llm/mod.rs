@@ -23,13 +23,13 @@ mod loopback_tests;
 pub mod openai;
 pub mod probe;
 pub mod retry;
+pub mod settings;
 pub mod setup;
 
 use std::fmt;
 use std::future::Future;
 use std::ops::AddAssign;
 use std::pin::Pin;
-use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -40,58 +40,11 @@ pub use retry::RetryPolicy;
 /// Re-exported so adapters can cancel jobs without depending on `tokio-util` themselves.
 pub use tokio_util::sync::CancellationToken;
 
+pub use crate::config::ProviderKind;
+pub use settings::{LlmSettings, ModelClient};
+
 /// A boxed future, so [`Client`] stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// Which provider answers model calls.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// No model: lexical recall, rule-based jobs. The default.
-    #[default]
-    Offline,
-    Anthropic,
-    #[serde(rename = "openai")]
-    OpenAi,
-}
-
-impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [
-        ProviderKind::Offline,
-        ProviderKind::Anthropic,
-        ProviderKind::OpenAi,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Offline => "offline",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::OpenAi => "openai",
-        }
-    }
-}
-
-impl fmt::Display for ProviderKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ProviderKind {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<ProviderKind> {
-        ProviderKind::ALL
-            .into_iter()
-            .find(|p| p.as_str() == s)
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "unknown provider `{s}` (expected offline, anthropic or openai)"
-                ))
-            })
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

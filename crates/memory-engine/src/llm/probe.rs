@@ -11,16 +11,14 @@
 //! [`super::retry`] write them: `HTTP 401: …`, `no answer within …`), so the match is on a
 //! format the tests below pin down, not on a third party's wording.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::anthropic::AnthropicClient;
-use super::openai::OpenAiClient;
+use super::settings::client_for;
 use super::setup::{normalize_base_url, normalize_model};
-use super::{clip, keys, Client, ClientOptions, ProviderKind, Request, RetryPolicy, Usage};
+use super::{clip, keys, ProviderKind, Request, RetryPolicy, Usage};
 use crate::config::LlmOverrides;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -101,9 +99,7 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<ConnectionCheck> {
         if test.provider == ProviderKind::Offline {
-            return Err(Error::InvalidInput(
-                "the offline provider makes no connection: there is nothing to test".to_owned(),
-            ));
+            return Err(offline_has_nothing_to_test());
         }
         let overrides = LlmOverrides {
             provider: Some(test.provider),
@@ -121,8 +117,7 @@ impl Engine {
         let engine = self.clone();
         let provider = test.provider;
         let (settings, key, key_source) = tokio::task::spawn_blocking(move || {
-            let config = engine.load_config()?;
-            let settings = engine.llm_settings(&config, &overrides);
+            let settings = engine.llm_settings_for(&overrides)?;
             let (key, source) = match typed {
                 Some(key) => (Some(key), KeySource::Typed),
                 None => find_key(&engine, provider),
@@ -146,27 +141,17 @@ impl Engine {
             error: None,
             hint: None,
         };
-        let options = ClientOptions {
-            base_url: settings.base_url,
-            model: settings.model,
-            api_key: key,
-            timeout,
-            // One attempt: a test that quietly retried would hide a flaky server and keep the
-            // user waiting.
-            retry: RetryPolicy {
-                max_retries: 0,
-                ..RetryPolicy::default()
-            },
+        // One attempt: a test that quietly retried would hide a flaky server and keep the user
+        // waiting.
+        let no_retry = RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
         };
-        let client: Arc<dyn Client> = match provider {
-            ProviderKind::Anthropic => match AnthropicClient::new(options) {
-                Ok(client) => Arc::new(client),
-                Err(e) => return Ok(failed(check, &e)),
-            },
-            _ => match OpenAiClient::new(options) {
-                Ok(client) => Arc::new(client),
-                Err(e) => return Ok(failed(check, &e)),
-            },
+        let client = match client_for(&settings, key, timeout, no_retry) {
+            Ok(Some(client)) => client,
+            // Offline was refused above; a provider without a client has nothing to test.
+            Ok(None) => return Err(offline_has_nothing_to_test()),
+            Err(e) => return Ok(failed(check, &e)),
         };
         let mut request = Request::new(PROBE_MAX_TOKENS);
         request.messages.push(super::Message::user(PROBE_PROMPT));
@@ -278,6 +263,12 @@ fn http_status(message: &str) -> Option<u16> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok().filter(|_| digits.len() == 3)
+}
+
+fn offline_has_nothing_to_test() -> Error {
+    Error::InvalidInput(
+        "the offline provider makes no connection: there is nothing to test".to_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::changeset::Actor;
+use crate::actor::Actor;
 use crate::clock::FixedClock;
 use crate::engine::Engine;
 use crate::environment::Environment;

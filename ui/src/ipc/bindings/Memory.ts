@@ -4,11 +4,11 @@ import type { MemoryType } from "./MemoryType";
 /**
  * A memory file read in full.
  */
-export type Memory = { file: string, name: string | null, description: string | null, type: MemoryType | null, 
+export type Memory = { 
 /**
  * The text after the frontmatter.
  */
-body: string, mtime: string, age: string, days: number, 
+body: string, 
 /**
  * Claude Code's staleness caveat when the memory is more than a day old.
  */
@@ -16,4 +16,12 @@ caveat: string | null,
 /**
  * The whole file as it is on disk.
  */
-content: string, };
+content: string, 
+/**
+ * Relative to the memory dir, `/`-separated.
+ */
+file: string, name: string | null, description: string | null, type: MemoryType | null, mtime: string, 
+/**
+ * `today`, `yesterday` or `N days ago`.
+ */
+age: string, days: number, };

@@ -1,5 +1,6 @@
 //! [`MemoryDir`]: one auto-memory directory and the operations on it — scan, load the index, show,
-//! remember, forget, lint, append to the daily log.
+//! remember, forget, lint, append to the daily log — and its recorded past ([`revert`]: history,
+//! what a version changed, revert to it).
 //!
 //! `remember` is Claude Code's two-step write protocol (`FORMATS.md` §7) as one call: the topic
 //! file is written atomically, then its index line is added or refreshed atomically. It never
@@ -20,9 +21,9 @@
 
 use std::fs;
 use std::path::{Component, Path, PathBuf};
-use std::time::SystemTime;
 
-use crate::changeset::{Actor, ApplyStatus, ChangeSet};
+use crate::actor::Actor;
+use crate::changeset::ChangeSet;
 use crate::disk::read_text;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
@@ -30,7 +31,9 @@ use crate::frontmatter::{self, FieldEdit};
 use crate::index::{self, IndexEntry, LoadedIndex, INDEX_FILE};
 use crate::memory_type::MemoryType;
 use crate::scan::{self, MemoryHeader};
-use crate::staleness::{age_label, memory_age_days, serialize_iso_time, staleness_caveat};
+use crate::staleness::{age_label, memory_age_days, staleness_caveat};
+
+mod revert;
 
 /// Longest slug used in a derived file name.
 const MAX_SLUG_CHARS: usize = 60;
@@ -57,19 +60,12 @@ pub struct MemoryDir {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Memory {
-    pub file: String,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    #[serde(rename = "type")]
-    pub memory_type: Option<MemoryType>,
+    /// What a scan reports of the file: key, frontmatter fields, mtime and age.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub header: MemoryHeader,
     /// The text after the frontmatter.
     pub body: String,
-    #[serde(serialize_with = "serialize_iso_time")]
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub mtime: SystemTime,
-    pub age: String,
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub days: u64,
     /// Claude Code's staleness caveat when the memory is more than a day old.
     pub caveat: Option<String>,
     /// The whole file as it is on disk.
@@ -159,14 +155,16 @@ impl MemoryDir {
         let days = memory_age_days(mtime, self.engine.clock().now());
         let doc = frontmatter::parse_document(&content);
         Ok(Memory {
-            file: rel,
-            name: doc.frontmatter.name,
-            description: doc.frontmatter.description,
-            memory_type: doc.frontmatter.memory_type,
+            header: MemoryHeader {
+                file: rel,
+                name: doc.frontmatter.name,
+                description: doc.frontmatter.description,
+                memory_type: doc.frontmatter.memory_type,
+                mtime,
+                age: age_label(days),
+                days,
+            },
             body: doc.body,
-            mtime,
-            age: age_label(days),
-            days,
             caveat: staleness_caveat(days),
             content,
         })
@@ -325,23 +323,31 @@ impl MemoryDir {
 
     /// Applies `set` as the user; a file that failed to land is an error naming it.
     fn apply_as_user(&self, set: &ChangeSet) -> Result<()> {
-        let report = self.engine.apply_change_set(set, Actor::User)?;
-        match report
-            .files
-            .into_iter()
-            .find(|f| f.status == ApplyStatus::Failed)
-        {
-            Some(failed) => Err(Error::io(
-                self.root.join(&failed.file),
-                std::io::Error::other(failed.error.unwrap_or_default()),
-            )),
-            None => Ok(()),
-        }
+        self.engine
+            .apply_change_set(set, Actor::User)?
+            .first_failure()
     }
 
-    /// Appends a timestamped line to today's daily log (local date); returns the log's path.
+    /// Appends a timestamped line to today's daily log (local date), as the user: the watcher
+    /// is told it is Engram's own write and history records the new state. Returns the log's
+    /// path.
     pub fn append_log(&self, text: &str) -> Result<PathBuf> {
-        crate::logs::append_log(&self.root, text, self.engine.clock().now())
+        let path = crate::logs::append_log_noting(
+            &self.root,
+            text,
+            self.engine.clock().now(),
+            |path, content| self.engine.note_own_write(path, Some(content)),
+        )?;
+        if let Some(rel) = path
+            .strip_prefix(&self.root)
+            .ok()
+            .and_then(|rel| rel.to_str())
+        {
+            let content = read_text(&path)?;
+            self.engine
+                .record_version(&self.root, rel, Some(&content), Actor::User)?;
+        }
+        Ok(path)
     }
 
     /// Validates `file` and confines it to the root: returns the normalised relative name and the
@@ -421,9 +427,7 @@ pub(crate) fn governing_index(root: &Path, rel: &str) -> (String, String) {
     let mut dir = index::parent_of(rel);
     while !dir.is_empty() {
         let candidate = format!("{dir}/{INDEX_FILE}");
-        if root.join(&candidate).is_file()
-            && crate::changeset::confined_path(root, &candidate).is_ok()
-        {
+        if root.join(&candidate).is_file() && crate::disk::confined_path(root, &candidate).is_ok() {
             return (candidate, rel[dir.len() + 1..].to_owned());
         }
         dir = index::parent_of(dir);
@@ -493,7 +497,7 @@ mod tests {
     const NOW: u64 = 1_800_000_000;
 
     fn engine() -> (Engine, FixedClock, tempfile::TempDir) {
-        let clock = FixedClock::new(SystemTime::UNIX_EPOCH + Duration::from_secs(NOW));
+        let clock = FixedClock::new(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(NOW));
         // History goes to a temp data dir that lives as long as the test holds it.
         let engram_home = tempfile::tempdir().expect("engram home");
         let engine = Engine::builder(Environment::empty())
@@ -541,7 +545,7 @@ mod tests {
             "- [Testing policy](feedback_testing_policy.md) — Integration tests must hit a real DB\n"
         );
         let shown = dir.show(&out.file).expect("show");
-        assert_eq!(shown.memory_type, Some(MemoryType::Feedback));
+        assert_eq!(shown.header.memory_type, Some(MemoryType::Feedback));
         assert_eq!(shown.body, "Use the real DB.\n**Why:** mocks hid a bug.\n");
     }
 
@@ -915,16 +919,16 @@ mod tests {
         ))
         .expect("remember");
         let fresh = dir.show("project_freeze.md").expect("show");
-        let mtime = fresh.mtime;
+        let mtime = fresh.header.mtime;
         clock.set(mtime + Duration::from_secs(86_400));
         let shown = dir.show("project_freeze.md").expect("show");
         assert_eq!(
-            (shown.age.as_str(), shown.caveat.as_deref()),
+            (shown.header.age.as_str(), shown.caveat.as_deref()),
             ("yesterday", None)
         );
         clock.set(mtime + Duration::from_secs(5 * 86_400));
         let shown = dir.show("project_freeze.md").expect("show");
-        assert_eq!(shown.age, "5 days ago");
+        assert_eq!(shown.header.age, "5 days ago");
         assert!(shown
             .caveat
             .expect("stale")
@@ -945,8 +949,8 @@ mod tests {
             ))
             .expect("remember");
         let shown = dir.show(&out.file).expect("show");
-        assert_eq!(shown.name.as_deref(), Some("Role"));
-        assert_eq!(shown.description.as_deref(), Some("Senior Rust dev"));
+        assert_eq!(shown.header.name.as_deref(), Some("Role"));
+        assert_eq!(shown.header.description.as_deref(), Some("Senior Rust dev"));
     }
 
     #[test]

@@ -1,13 +1,11 @@
 //! `engram search` and `engram lint --fix` end to end: the real binary on a sandboxed Claude home
 //! built from the real fixtures.
 
-mod support;
-
 use std::fs;
 
+use crate::support::{assert_has_keys, exit_code, files, stderr, stdout, Sandbox};
 use memory_engine::testing::fixtures::{copy_tree, REAL_FIXTURES};
 use serde_json::Value;
-use support::{assert_has_keys, exit_code, files, stderr, stdout, Sandbox};
 
 /// A Claude home holding the real Demo transcripts and both real memory dirs as two projects.
 fn real_home(s: &Sandbox) {

@@ -1,5 +1,6 @@
 //! History: every version of every memory file that Engram wrote or saw change, with who made it,
-//! so the user can see, diff and revert any change.
+//! so the user can see and diff any change (reverting is an operation of the memory dir, through
+//! a change set: `memdir::revert`). This module records and reads; [`store`] is the disk layout.
 //!
 //! Layout, under `<engram home>/history/` (never inside a memory dir — Claude Code scans every
 //! `*.md` there):
@@ -19,20 +20,21 @@
 //! appended. A version identical to the latest one of its file is not recorded again.
 
 use std::collections::HashMap;
-use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::changeset::{self, check_file_key, line_counts, unified_diff, Actor, ChangeSet};
-use crate::disk;
+use crate::actor::Actor;
+use crate::diff::{line_counts, unified_diff};
+use crate::disk::{
+    self, check_file_key, content_hash, is_memory_file_key, memory_files, resolved_path,
+};
 use crate::engine::Engine;
-use crate::error::{Error, IoResultExt, Result};
-use crate::frontmatter;
-use crate::index::{self, INDEX_FILE};
+use crate::error::{Error, Result};
+
+mod store;
+
+use store::{append_lines, format_version_number, parse_version_number, read_log, Store};
 
 /// One recorded state of one memory file. `hash` is `None` for a deletion.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -68,14 +70,6 @@ pub(crate) struct PendingVersion<'a> {
     pub actor: Actor,
     /// Replaces the computed summary (`created`, `+a −r lines`, `deleted`).
     pub summary: Option<&'a str>,
-}
-
-/// The hex SHA-256 of some content: the key of its blob, and what the watcher compares.
-pub fn content_hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 impl Engine {
@@ -242,129 +236,9 @@ impl Engine {
         ))
     }
 
-    /// Puts the file of `version_id` back to that version's content (deleting it if that version
-    /// is a deletion), through the same conflict-checked path as every change, and records the
-    /// result as a new version by the user. A revert is itself a version and can be reverted.
-    /// If the file already holds that content, nothing is written and its latest version is
-    /// returned.
-    pub fn revert(&self, version_id: &str) -> Result<Version> {
-        let target = self.find_version(version_id)?;
-        let content = self.version_content(version_id)?;
-        let memory_dir = target.memory_dir.clone();
-        let path = changeset::confined_path(&memory_dir, &target.file)?;
-        let current = changeset::read_optional(&path)?;
-        // Whatever is on disk now is a state the user may want back after the revert.
-        self.record_version(
-            &memory_dir,
-            &target.file,
-            current.as_deref(),
-            Actor::External,
-        )?;
-
-        if current == content {
-            return self
-                .history(&memory_dir, Some(&target.file))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::NotFound(path.clone()));
-        }
-        let reason = format!("revert to {version_id}");
-        let mut set = ChangeSet::new(&memory_dir);
-        let (recreated, deleted) = (current.is_none(), content.is_none());
-        match &content {
-            Some(content) => {
-                set.stage_write_over(&target.file, current, content.clone(), &reason)?
-            }
-            None => set.stage_delete(&target.file, &reason)?,
-        }
-        // Bringing back a deleted memory brings back its index line, and reverting to a deletion
-        // takes the line out, as creating and deleting do: no orphan, no dangling pointer.
-        let is_topic_file = !(target.file == INDEX_FILE || target.file.ends_with("/MEMORY.md"));
-        if is_topic_file && (recreated || deleted) {
-            self.stage_index_line(&mut set, &target, content.as_deref(), &reason)?;
-        }
-        let summary = format!("reverted to {version_id}");
-        let results = self.apply_changes(&set, Actor::User, Some(&summary))?;
-        match results.into_iter().next() {
-            Some(changeset::FileResult::Written(Ok(Some(version)))) => Ok(version),
-            Some(changeset::FileResult::Written(Ok(None))) | None => self
-                .history(&memory_dir, Some(&target.file))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::NotFound(path.clone())),
-            Some(changeset::FileResult::Written(Err(e)))
-            | Some(changeset::FileResult::Failed(e)) => Err(e),
-        }
-    }
-
-    /// Adds (`content` given) or removes the index line of the topic file of `version` in the
-    /// index that governs it. An added line is the one the index last held for the file, from
-    /// the index's own history, so a curated title and hook come back as they were; failing
-    /// that, one is made from the file's frontmatter.
-    fn stage_index_line(
-        &self,
-        set: &mut ChangeSet,
-        version: &Version,
-        content: Option<&str>,
-        reason: &str,
-    ) -> Result<()> {
-        let (index_file, link) = crate::memdir::governing_index(&version.memory_dir, &version.file);
-        let raw = set.read(&index_file)?.unwrap_or_default();
-        let listed = index::parse_entries(&raw).iter().any(|e| e.file == link);
-        let updated = match content {
-            None if listed => index::remove_entry(&raw, &link).0,
-            Some(content) if !listed => {
-                let frontmatter = frontmatter::parse_document(content).frontmatter;
-                match self.last_index_line(&version.memory_dir, &index_file, &link)? {
-                    Some(remembered) => {
-                        restore_line(&raw, &link, &remembered, frontmatter.memory_type)
-                    }
-                    None => {
-                        let stem = link.rsplit('/').next().unwrap_or(&link);
-                        let title = frontmatter
-                            .name
-                            .clone()
-                            .unwrap_or_else(|| stem.trim_end_matches(".md").to_owned());
-                        let hook = frontmatter.description.clone().unwrap_or_default();
-                        let line = index::entry_line(&title, &link, &hook);
-                        index::upsert_entry(&raw, &link, &line, frontmatter.memory_type)
-                    }
-                }
-            }
-            _ => return Ok(()),
-        };
-        set.stage_write(&index_file, updated, reason)
-    }
-
-    /// The newest line `index_file`'s recorded versions hold for `link`, as written, with the
-    /// link of the entry that followed it.
-    fn last_index_line(
-        &self,
-        memory_dir: &Path,
-        index_file: &str,
-        link: &str,
-    ) -> Result<Option<RememberedLine>> {
-        for version in self.history(memory_dir, Some(index_file))? {
-            // A deletion, or a damaged blob: older versions may still tell.
-            let Some(Ok(raw)) = version
-                .hash
-                .as_deref()
-                .map(|h| self.history_store().blob(h))
-            else {
-                continue;
-            };
-            let entries = index::parse_entries(&raw);
-            if let Some(at) = entries.iter().position(|e| e.file == link) {
-                let Some(line) = raw.lines().nth(entries[at].line - 1) else {
-                    continue;
-                };
-                return Ok(Some(RememberedLine {
-                    line: line.to_owned(),
-                    followed_by: entries.get(at + 1).map(|e| e.file.clone()),
-                }));
-            }
-        }
-        Ok(None)
+    /// The content of the blob `hash` (a version's `hash`).
+    pub(crate) fn blob_text(&self, hash: &str) -> Result<String> {
+        self.history_store().blob(hash)
     }
 
     /// Brings history up to date with `memory_dir` as it is now: every memory file (`*.md` at any
@@ -457,307 +331,9 @@ impl Engine {
 /// Content hash of each memory file history holds as existing, by file key.
 pub(crate) type RecordedFiles = std::collections::BTreeMap<String, String>;
 
-/// An index line as an earlier version of the index held it.
-struct RememberedLine {
-    line: String,
-    /// The link of the entry right after it then.
-    followed_by: Option<String>,
-}
-
-/// `raw` with `remembered.line` put back where it was: before the entry that followed it, if
-/// that entry is still there, else where a new entry of type `section` goes.
-fn restore_line(
-    raw: &str,
-    link: &str,
-    remembered: &RememberedLine,
-    section: Option<crate::MemoryType>,
-) -> String {
-    let next_line = remembered.followed_by.as_ref().and_then(|next| {
-        index::parse_entries(raw)
-            .into_iter()
-            .find(|e| &e.file == next)
-            .map(|e| e.line)
-    });
-    let Some(next_line) = next_line else {
-        return index::upsert_entry(raw, link, &remembered.line, section);
-    };
-    let eol = index::line_ending(raw);
-    let mut out = String::with_capacity(raw.len() + remembered.line.len() + 2);
-    for (n, line) in raw.split_inclusive('\n').enumerate() {
-        if n + 1 == next_line {
-            out.push_str(&remembered.line);
-            out.push_str(eol);
-        }
-        out.push_str(line);
-    }
-    out
-}
-
-/// The on-disk store; see the module docs for its layout.
-struct Store {
-    root: PathBuf,
-}
-
-impl Store {
-    fn lock(&self) -> Result<fs::File> {
-        fs::create_dir_all(&self.root).at(&self.root)?;
-        let path = self.root.join("lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
-        // flock: held per open file, so threads of one process exclude each other too; released
-        // when the returned file is dropped.
-        FileExt::lock_exclusive(&file).at(&path)?;
-        Ok(file)
-    }
-
-    fn log_path(&self, memory_dir: &Path) -> PathBuf {
-        self.root
-            .join("dirs")
-            .join(dir_folder_name(memory_dir))
-            .join("log.jsonl")
-    }
-
-    /// Every memory dir's log.
-    fn logs(&self) -> Result<Vec<PathBuf>> {
-        let dirs = self.root.join("dirs");
-        let entries = match fs::read_dir(&dirs) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&dirs, e)),
-        };
-        let mut logs = Vec::new();
-        for entry in entries {
-            let log = entry.at(&dirs)?.path().join("log.jsonl");
-            if log.is_file() {
-                logs.push(log);
-            }
-        }
-        logs.sort();
-        Ok(logs)
-    }
-
-    fn blob_path(&self, hash: &str) -> PathBuf {
-        let (shard, rest) = hash.split_at(hash.len().min(2));
-        self.root.join("blobs").join(shard).join(rest)
-    }
-
-    /// Stores contents not stored yet, all flushed to disk at once (see
-    /// [`disk::atomic_write_many`]). A blob whose size does not match its content (damaged by a
-    /// crash of an older version, or by hand) is written again.
-    fn put_blobs(&self, blobs: &HashMap<String, &str>) -> Result<()> {
-        let mut missing: Vec<(PathBuf, &[u8])> = Vec::new();
-        for (hash, content) in blobs {
-            let path = self.blob_path(hash);
-            let stored = fs::metadata(&path).is_ok_and(|m| m.len() == content.len() as u64);
-            if !stored {
-                missing.push((path, content.as_bytes()));
-            }
-        }
-        if missing.is_empty() {
-            return Ok(());
-        }
-        fs::create_dir_all(&self.root).at(&self.root)?;
-        disk::atomic_write_many(&self.root, &missing)
-    }
-
-    /// A blob's content, checked against its hash.
-    fn blob(&self, hash: &str) -> Result<String> {
-        let path = self.blob_path(hash);
-        let text = disk::read_text(&path)?;
-        if content_hash(text.as_bytes()) != hash {
-            return Err(Error::parse(
-                &path,
-                None,
-                "history blob does not match its hash (corrupted)",
-            ));
-        }
-        Ok(text)
-    }
-
-    /// The last version number issued. Called under the lock.
-    fn last_number(&self) -> Result<u64> {
-        let path = self.root.join("counter");
-        match fs::read_to_string(&path) {
-            Ok(text) => {
-                if let Ok(n) = text.trim().parse() {
-                    return Ok(n);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&path, e)),
-        }
-        // Lost or damaged counter: the logs know every id ever issued.
-        let mut last = 0;
-        for log in self.logs()? {
-            for version in read_log(&log)? {
-                last = last.max(version.number().unwrap_or(0));
-            }
-        }
-        Ok(last)
-    }
-
-    fn set_last_number(&self, n: u64) -> Result<()> {
-        disk::atomic_write(&self.root.join("counter"), format!("{n}\n").as_bytes())
-    }
-}
-
-/// The versions in a log, oldest first. A missing log is empty; a line that does not parse (a
-/// torn last line from a crash, or one being appended right now) is skipped.
-fn read_log(path: &Path) -> Result<Vec<Version>> {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    Ok(text
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect())
-}
-
-/// Appends whole lines in one write. If a crash left the log without a final newline, starts on a
-/// fresh line so the torn line stays alone (and skipped) instead of corrupting the new one.
-fn append_lines(path: &Path, lines: &str) -> Result<()> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).at(parent)?;
-    }
-    let needs_newline = last_byte(path)?.is_some_and(|b| b != b'\n');
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .at(path)?;
-    let buffer = if needs_newline {
-        format!("\n{lines}")
-    } else {
-        lines.to_owned()
-    };
-    file.write_all(buffer.as_bytes()).at(path)?;
-    file.sync_data().at(path)
-}
-
-/// The last byte of a file; `None` if it is empty or missing.
-fn last_byte(path: &Path) -> Result<Option<u8>> {
-    let mut file = match fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    if file.metadata().at(path)?.len() == 0 {
-        return Ok(None);
-    }
-    file.seek(SeekFrom::End(-1)).at(path)?;
-    let mut byte = [0u8; 1];
-    file.read_exact(&mut byte).at(path)?;
-    Ok(Some(byte[0]))
-}
-
-fn format_version_number(n: u64) -> String {
-    format!("v{n:06}")
-}
-
-fn parse_version_number(id: &str) -> Option<u64> {
-    let digits = id.strip_prefix('v')?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
 fn iso_now(engine: &Engine) -> String {
     chrono::DateTime::<chrono::Utc>::from(engine.clock().now())
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// `<last two components, sanitized>-<16 hex of the SHA-256 of the full path>`.
-fn dir_folder_name(memory_dir: &Path) -> String {
-    let tail: Vec<String> = memory_dir
-        .components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .take(2)
-        .collect();
-    let readable: String = tail
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join("-")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .take(60)
-        .collect();
-    let hash = content_hash(memory_dir.to_string_lossy().as_bytes());
-    format!("{readable}-{}", &hash[..16])
-}
-
-/// `path` made absolute with symlinks resolved, as far as it exists: the deepest existing ancestor
-/// is canonicalized and the rest appended. So the same dir always maps to the same key, whether it
-/// was named through a symlink, relatively, or before it was created.
-pub(crate) fn resolved_path(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut existing = absolute.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return absolute,
-        }
-    }
-}
-
-/// Whether a relative key names a memory file: ends in `.md`, and no component is hidden (that
-/// also leaves out `disk::atomic_write`'s `.name.engram-….tmp` temp files and
-/// `.consolidate-lock`).
-pub(crate) fn is_memory_file_key(key: &str) -> bool {
-    key.ends_with(".md")
-        && key
-            .split('/')
-            .all(|part| !part.is_empty() && !part.starts_with('.'))
-}
-
-/// The memory files under `root` as sorted relative keys. Symlinks are not followed (a link to
-/// elsewhere is not part of this dir's history; a link loop must not hang the walk).
-pub(crate) fn memory_files(root: &Path) -> Result<Vec<String>> {
-    let mut files = Vec::new();
-    let mut pending = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = pending.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&dir, e)),
-        };
-        for entry in entries {
-            let entry = entry.at(&dir)?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            let key = format!("{prefix}{name}");
-            let file_type = entry.file_type().at(entry.path())?;
-            if file_type.is_dir() {
-                pending.push((entry.path(), format!("{key}/")));
-            } else if file_type.is_file() && is_memory_file_key(&key) {
-                files.push(key);
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// What one version changed: the version, the one of the same file before it, and the diff.
@@ -805,33 +381,10 @@ impl Engine {
     }
 }
 
-impl crate::memdir::MemoryDir {
-    /// The versions of this dir (of one file if given), newest first — after recording, as
-    /// `external`, whatever history has not seen yet: files written or deleted while Engram was
-    /// not watching. So the list always ends in the state on disk, and every state shown can be
-    /// reverted to.
-    pub fn history(&self, file: Option<&str>) -> Result<Vec<Version>> {
-        match file {
-            Some(file) => {
-                let path = changeset::confined_path(self.root(), file)?;
-                let current = changeset::read_optional(&path)?;
-                self.engine().record_version(
-                    self.root(),
-                    file,
-                    current.as_deref(),
-                    Actor::External,
-                )?;
-            }
-            None => {
-                self.engine().baseline_history(self.root())?;
-            }
-        }
-        self.engine().history(self.root(), file)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs::{self, OpenOptions};
+    use std::io::Write;
     use std::time::Duration;
 
     use super::*;
@@ -1152,126 +705,6 @@ mod tests {
     }
 
     #[test]
-    fn revert_restores_content_as_a_new_user_version() {
-        let fx = fixture();
-        fx.write("a.md", "good\n");
-        let good = record(&fx, "a.md", Some("good\n"), Actor::External).expect("good");
-        let mut set = ChangeSet::new(&fx.root);
-        set.stage_write("a.md", "bad dream\n".to_owned(), "consolidate")
-            .expect("stage");
-        fx.engine
-            .apply_change_set(&set, Actor::Dream)
-            .expect("apply");
-
-        let reverted = fx.engine.revert(&good.version).expect("revert");
-        assert_eq!(fx.read("a.md").as_deref(), Some("good\n"));
-        assert_eq!(reverted.actor, Actor::User);
-        assert_eq!(reverted.summary, format!("reverted to {}", good.version));
-        assert_eq!(reverted.hash, good.hash);
-        assert_eq!(
-            fx.actors("a.md"),
-            vec![Actor::User, Actor::Dream, Actor::External]
-        );
-
-        let again = fx.engine.revert(&good.version).expect("revert again");
-        assert_eq!(
-            again.version, reverted.version,
-            "already there: no new version"
-        );
-    }
-
-    #[test]
-    fn reverting_to_a_deletion_deletes_and_reverting_past_it_recreates() {
-        let fx = fixture();
-        fx.write("a.md", "alive\n");
-        let alive = record(&fx, "a.md", Some("alive\n"), Actor::External).expect("alive");
-        fs::remove_file(fx.root.join("a.md")).expect("delete");
-        let deleted = record(&fx, "a.md", None, Actor::External).expect("deleted");
-        fx.write("a.md", "recreated by Claude\n");
-
-        let reverted = fx
-            .engine
-            .revert(&deleted.version)
-            .expect("revert to deletion");
-        assert_eq!(fx.read("a.md"), None, "reverting to a deletion deletes");
-        assert_eq!(reverted.hash, None);
-        let history = fx.engine.history(&fx.root, Some("a.md")).expect("history");
-        assert_eq!(
-            history[1].actor,
-            Actor::External,
-            "the unseen recreation was kept before being reverted"
-        );
-        assert_eq!(
-            fx.engine
-                .version_content(&history[1].version)
-                .expect("content")
-                .as_deref(),
-            Some("recreated by Claude\n")
-        );
-
-        fx.engine.revert(&alive.version).expect("revert to alive");
-        assert_eq!(fx.read("a.md").as_deref(), Some("alive\n"));
-    }
-
-    #[test]
-    fn undoing_a_delete_brings_back_the_index_line_as_it_was_and_redoing_it_takes_it_out() {
-        let fx = fixture();
-        let index = "# Index\n\n## Feedback\n- [Be blunt, always](blunt.md) — hand-written hook\n- [Other](other.md) — stays\n";
-        fx.write("MEMORY.md", index);
-        fx.write(
-            "blunt.md",
-            "---\nname: blunt\ndescription: from the frontmatter\ntype: feedback\n---\nBody\n",
-        );
-        fx.write(
-            "other.md",
-            "---\nname: other\ndescription: o\ntype: user\n---\n",
-        );
-        fx.engine.baseline_history(&fx.root).expect("baseline");
-        fx.engine
-            .memory_dir(&fx.root)
-            .forget("blunt.md")
-            .expect("forget");
-        assert!(!fx.read("MEMORY.md").expect("index").contains("blunt.md"));
-
-        let history = fx
-            .engine
-            .history(&fx.root, Some("blunt.md"))
-            .expect("history");
-        let (deleted, alive) = (&history[0], &history[1]);
-        assert_eq!(deleted.hash, None);
-        fx.engine.revert(&alive.version).expect("undo the delete");
-        assert_eq!(
-            fx.read("MEMORY.md").as_deref(),
-            Some(index),
-            "the curated line is back where it was, every other byte kept"
-        );
-
-        fx.engine.revert(&deleted.version).expect("redo the delete");
-        assert_eq!(fx.read("blunt.md"), None);
-        assert_eq!(
-            fx.read("MEMORY.md").as_deref(),
-            Some("# Index\n\n## Feedback\n- [Other](other.md) — stays\n")
-        );
-    }
-
-    #[test]
-    fn a_memory_the_index_never_listed_gets_a_line_from_its_frontmatter_when_brought_back() {
-        let fx = fixture();
-        fx.write("MEMORY.md", "- [Other](other.md) — stays\n");
-        let text =
-            "---\nname: Deploy freeze\ndescription: No deploys on Fridays\ntype: project\n---\n";
-        let alive = record(&fx, "deploy.md", Some(text), Actor::External).expect("alive");
-        record(&fx, "deploy.md", None, Actor::External).expect("deleted");
-
-        fx.engine.revert(&alive.version).expect("bring back");
-        assert_eq!(fx.read("deploy.md").as_deref(), Some(text));
-        assert_eq!(
-            fx.read("MEMORY.md").as_deref(),
-            Some("- [Other](other.md) — stays\n- [Deploy freeze](deploy.md) — No deploys on Fridays\n")
-        );
-    }
-
-    #[test]
     fn baseline_records_every_memory_file_once_and_later_catches_up() {
         let fx = fixture();
         fx.write("MEMORY.md", "- [A](a.md) — a\n");
@@ -1328,47 +761,6 @@ mod tests {
         assert!(!is_memory_file_key(".consolidate-lock"));
         assert!(!is_memory_file_key("dir/.hidden.md"));
         assert!(!is_memory_file_key("a.md.tmp"));
-    }
-
-    #[test]
-    fn listing_a_dir_s_history_first_records_what_changed_behind_engram_s_back() {
-        let fx = fixture();
-        fx.write("a.md", "one\n");
-        let dir = fx.engine.memory_dir(&fx.root);
-        let listed = dir.history(None).expect("history");
-        assert_eq!(listed.len(), 1);
-        assert_eq!(
-            (listed[0].actor, listed[0].summary.as_str()),
-            (Actor::External, "created")
-        );
-
-        // Claude rewrites it; the next listing of that file ends in the disk's state.
-        fx.write("a.md", "one\ntwo\n");
-        let listed = dir.history(Some("a.md")).expect("history of a.md");
-        assert_eq!(listed.len(), 2);
-        assert_eq!(listed[0].actor, Actor::External);
-        assert_eq!(listed[0].summary, "+1 \u{2212}0 lines");
-        assert_eq!(
-            fx.engine
-                .version_content(&listed[0].version)
-                .expect("content")
-                .as_deref(),
-            Some("one\ntwo\n")
-        );
-        fs::remove_file(fx.root.join("a.md")).expect("rm");
-        assert_eq!(
-            dir.history(Some("a.md")).expect("history")[0].summary,
-            "deleted"
-        );
-        assert_eq!(
-            dir.history(Some("a.md")).expect("again").len(),
-            3,
-            "listing twice records nothing new"
-        );
-        assert_eq!(
-            dir.history(Some("../x.md")).expect_err("outside").kind(),
-            ErrorKind::PathDenied
-        );
     }
 
     #[test]

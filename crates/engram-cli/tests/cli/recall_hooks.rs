@@ -3,19 +3,17 @@
 //! environment, and — for the model paths — the scripted model server on loopback speaking the
 //! providers' wire formats. The last test drives the real Claude Code CLI when it is installed.
 
-mod support;
-
 use std::fs;
 use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
+use crate::support::{
+    claude_binary, exit_code, files, output_with_stdin, stderr, stdout, turn_request, Sandbox,
+};
 use memory_engine::testing::fixtures::{copy_tree, real_memory};
 use memory_engine::testing::{wire, Reply, ScriptedServer};
 use serde_json::{json, Value};
-use support::{
-    claude_binary, exit_code, files, output_with_stdin, stderr, stdout, turn_request, Sandbox,
-};
 
 /// A HOME with a Claude config dir, an Engram data dir and one project, `stockerly`; nothing
 /// from the real machine.

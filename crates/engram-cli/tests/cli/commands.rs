@@ -1,20 +1,14 @@
 //! The `engram` binary end to end: real process, real files in temp dirs (copies of the shared
 //! real-world fixtures or trees built here), a hand-made environment (`env_clear`), and the JSON
 //! shapes checked key by key, since `--json` output is a product interface.
-//!
-//! These live in the CLI crate rather than in `tests/integration` because Cargo only builds a
-//! binary for (and exposes `CARGO_BIN_EXE_<name>` to) tests of the same package; from another
-//! package the test would run whatever stale binary happened to be in `target/`.
-
-mod support;
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::{assert_has_keys, exit_code, keys, stderr, stdout, Sandbox};
 use memory_engine::testing::fixtures::{copy_tree, write_file, REAL_FIXTURES};
 use serde_json::Value;
-use support::{assert_has_keys, exit_code, keys, stderr, stdout, Sandbox};
 
 /// Claude Code's directory name for a path (the Node form; these test paths are short).
 fn sanitized(path: &Path) -> String {

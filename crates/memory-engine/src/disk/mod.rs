@@ -1,6 +1,11 @@
-//! Writes that never leave a half-written file behind: the new content goes to a temp file in the
-//! same directory, is flushed, and is renamed over the target. The temp name never ends in `.md`,
-//! so a Claude Code scan running at the same moment cannot pick it up as a memory.
+//! The disk rules every part of Engram goes through.
+//!
+//! - Writes never leave a half-written file behind: the new content goes to a temp file in the
+//!   same directory, is flushed, and is renamed over the target. The temp name never ends in
+//!   `.md`, so a Claude Code scan running at the same moment cannot pick it up as a memory.
+//! - [`confine`]: a file key becomes a path only inside its root, symlinks followed; fails closed.
+//! - [`files`]: optional reads, content hashes, and the walk listing a dir's memory files.
+//! - [`echo`]: Engram's own writes, noted so the watcher does not report them as external.
 
 use std::fs;
 use std::io::Write;
@@ -9,29 +14,119 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, IoResultExt, Result};
 
+pub mod confine;
+pub mod echo;
+pub mod files;
+
+pub use confine::{check_file_key, confined_path, resolved_path};
+pub use echo::{EchoRegistry, ECHO_TTL};
+pub use files::{content_hash, is_memory_file_key, memory_files, read_optional};
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Atomically replaces (or creates) `path` with `contents`, creating parent directories.
 /// An existing file keeps its permissions.
 pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
-    let dir = path.parent().ok_or_else(|| {
-        Error::InvalidInput(format!("{}: has no parent directory", path.display()))
-    })?;
-    fs::create_dir_all(dir).at(dir)?;
-    let temp = temp_path(path)?;
-    let result = (|| {
-        let mut file = fs::File::create(&temp).at(&temp)?;
-        file.write_all(contents).at(&temp)?;
+    PreparedWrite::new(path, contents)?.commit()
+}
+
+/// A new content written and flushed to a temp file beside its target, not yet in place: the
+/// caller can still look at the target (has it moved since it was read?) before
+/// [`PreparedWrite::commit`] renames the temp over it. Dropped uncommitted, the temp is removed.
+#[derive(Debug)]
+pub struct PreparedWrite {
+    temp: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl PreparedWrite {
+    /// Writes `contents` to a flushed temp file beside `path` (parents created; an existing
+    /// target's permissions kept).
+    pub fn new(path: &Path, contents: &[u8]) -> Result<PreparedWrite> {
+        let dir = path.parent().ok_or_else(|| {
+            Error::InvalidInput(format!("{}: has no parent directory", path.display()))
+        })?;
+        fs::create_dir_all(dir).at(dir)?;
+        let prepared = PreparedWrite {
+            temp: temp_path(path)?,
+            target: path.to_path_buf(),
+            committed: false,
+        };
+        let mut file = fs::File::create(&prepared.temp).at(&prepared.temp)?;
+        file.write_all(contents).at(&prepared.temp)?;
         if let Ok(meta) = fs::metadata(path) {
-            fs::set_permissions(&temp, meta.permissions()).at(&temp)?;
+            fs::set_permissions(&prepared.temp, meta.permissions()).at(&prepared.temp)?;
         }
-        file.sync_all().at(&temp)?;
-        fs::rename(&temp, path).at(path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+        file.sync_all().at(&prepared.temp)?;
+        Ok(prepared)
     }
-    result
+
+    /// Renames the temp over the target.
+    pub fn commit(mut self) -> Result<()> {
+        fs::rename(&self.temp, &self.target).at(&self.target)?;
+        self.committed = true;
+        Ok(())
+    }
+
+    /// Puts the new content in place and returns what the target held at that very instant
+    /// (`None`: there was no file), so a writer that merged with an earlier read can tell whether
+    /// someone wrote in between — and still has their content to merge again. On Linux this is
+    /// one atomic exchange (`renameat2(RENAME_EXCHANGE)`; a missing target is created with
+    /// `RENAME_NOREPLACE`, so a file that appears meanwhile is not clobbered either); elsewhere
+    /// the target is read just before an ordinary rename.
+    pub fn swap_in(mut self) -> Result<Option<String>> {
+        let replaced = self.exchange()?;
+        self.committed = true;
+        Ok(replaced)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn exchange(&self) -> Result<Option<String>> {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::io::Errno;
+        loop {
+            match renameat_with(CWD, &self.temp, CWD, &self.target, RenameFlags::EXCHANGE) {
+                Ok(()) => {
+                    // The temp path now holds what the target held.
+                    let replaced = read_optional(&self.temp);
+                    let _ = fs::remove_file(&self.temp);
+                    return replaced;
+                }
+                Err(Errno::NOENT) if self.temp.exists() => {
+                    match renameat_with(CWD, &self.temp, CWD, &self.target, RenameFlags::NOREPLACE)
+                    {
+                        Ok(()) => return Ok(None),
+                        // Created meanwhile: exchange with it instead.
+                        Err(Errno::EXIST) => continue,
+                        Err(e) => return Err(Error::io(&self.target, e.into())),
+                    }
+                }
+                // A filesystem without RENAME_EXCHANGE: read, then rename.
+                Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
+                    let replaced = read_optional(&self.target)?;
+                    fs::rename(&self.temp, &self.target).at(&self.target)?;
+                    return Ok(replaced);
+                }
+                Err(e) => return Err(Error::io(&self.target, e.into())),
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn exchange(&self) -> Result<Option<String>> {
+        let replaced = read_optional(&self.target)?;
+        fs::rename(&self.temp, &self.target).at(&self.target)?;
+        Ok(replaced)
+    }
+}
+
+impl Drop for PreparedWrite {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
 }
 
 /// Creates or replaces many files, each atomically, with one durability barrier for them all

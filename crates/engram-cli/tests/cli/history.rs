@@ -2,12 +2,10 @@
 //! dirs, with Engram's history in the sandbox's data dir. The JSON keys `version`, `file`,
 //! `actor`, `time` and `summary` are a stable interface.
 
-mod support;
-
 use std::fs;
 
+use crate::support::{assert_has_keys, exit_code, stderr, stdout, Sandbox};
 use serde_json::Value;
-use support::{assert_has_keys, exit_code, stderr, stdout, Sandbox};
 
 fn field<'a>(value: &'a Value, key: &str) -> &'a str {
     value[key]

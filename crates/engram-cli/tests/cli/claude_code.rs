@@ -9,14 +9,12 @@
 //! `make test` sets `ENGRAM_TEST_CLAUDE`, so there a missing binary fails; elsewhere the tests are
 //! skipped when no `claude` is found.
 
-mod support;
-
 use std::fs;
 use std::process::Command;
 
+use crate::support::{claude_binary, exit_code, stderr, turn_request, Sandbox};
 use memory_engine::testing::{wire, Reply, ScriptedServer};
 use serde_json::{json, Value};
-use support::{claude_binary, exit_code, stderr, turn_request, Sandbox};
 
 /// A HOME with an empty Claude config dir, Engram's data dir and a project (a git repo, as most
 /// are) — nothing from the real machine.

@@ -1,0 +1,15 @@
+//! Every end-to-end test of the `engram` binary, in one test binary (as ripgrep does), so the
+//! shared support code and the dependencies link once instead of once per file.
+//!
+//! These live in the CLI crate rather than in the workspace's `tests/` because Cargo only builds
+//! a binary for (and exposes `CARGO_BIN_EXE_<name>` to) tests of the same package; from another
+//! package a test would run whatever stale binary happened to be in `target/`.
+
+mod support;
+
+mod claude_code;
+mod commands;
+mod concurrency;
+mod history;
+mod recall_hooks;
+mod search_fix;

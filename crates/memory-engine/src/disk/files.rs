@@ -1,0 +1,68 @@
+//! Reading what a memory dir holds: optional files, content hashes, and the walk that lists its
+//! memory files.
+
+use std::fs;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, IoResultExt, Result};
+
+/// The text of `path`, or `None` if there is no file there.
+pub fn read_optional(path: &Path) -> Result<Option<String>> {
+    match super::read_text(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(Error::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The hex SHA-256 of some content: the key of its blob, and what the watcher compares.
+pub fn content_hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether a relative key names a memory file: ends in `.md`, and no component is hidden (that
+/// also leaves out `disk::atomic_write`'s `.name.engram-….tmp` temp files and
+/// `.consolidate-lock`).
+pub fn is_memory_file_key(key: &str) -> bool {
+    key.ends_with(".md")
+        && key
+            .split('/')
+            .all(|part| !part.is_empty() && !part.starts_with('.'))
+}
+
+/// The memory files under `root` as sorted relative keys. Symlinks are not followed (a link to
+/// elsewhere is not part of this dir's history; a link loop must not hang the walk).
+pub fn memory_files(root: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.at(&dir)?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let key = format!("{prefix}{name}");
+            let file_type = entry.file_type().at(entry.path())?;
+            if file_type.is_dir() {
+                pending.push((entry.path(), format!("{key}/")));
+            } else if file_type.is_file() && is_memory_file_key(&key) {
+                files.push(key);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,195 @@
+//! The one way from Engram's configuration to a model client: `config.toml` and the command
+//! line's choices become [`LlmSettings`] (flags over `config.toml` over the environment over the
+//! defaults), and the settings plus the API key (environment, then the OS keyring) become a
+//! [`Client`]. Recall, the prompt hook, the connection test, dreams and extraction all start here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::anthropic::{self, AnthropicClient};
+use super::openai::{self, OpenAiClient};
+use super::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
+use crate::config::{Config, LlmOverrides, DEFAULT_TIMEOUT};
+use crate::engine::Engine;
+use crate::error::Result;
+
+/// The effective provider settings after flags, config, environment and defaults. Holds no key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmSettings {
+    pub provider: ProviderKind,
+    /// Empty for offline.
+    pub model: String,
+    /// Empty for offline.
+    pub base_url: String,
+    pub timeout_ms: u64,
+    pub max_retries: u32,
+}
+
+/// A model client and the settings it was built from; `client` is `None` for offline.
+#[derive(Clone)]
+pub struct ModelClient {
+    pub settings: LlmSettings,
+    pub client: Option<Arc<dyn Client>>,
+}
+
+impl Engine {
+    /// The client for this run: `config.toml` read, `overrides` applied, the key looked up.
+    /// Reads the OS keyring, which may block on D-Bus: call from a blocking context. Fails with a
+    /// clear error when `config.toml` is malformed or Anthropic has no key.
+    pub fn llm_client_for(&self, overrides: &LlmOverrides) -> Result<ModelClient> {
+        let settings = self.llm_settings_for(overrides)?;
+        let key = keys::api_key(self.env(), settings.provider);
+        let retry = RetryPolicy {
+            max_retries: settings.max_retries,
+            ..RetryPolicy::default()
+        };
+        let timeout = Duration::from_millis(settings.timeout_ms);
+        let client = client_for(&settings, key, timeout, retry)?;
+        Ok(ModelClient { settings, client })
+    }
+
+    /// The effective settings for this run, `config.toml` read.
+    pub fn llm_settings_for(&self, overrides: &LlmOverrides) -> Result<LlmSettings> {
+        Ok(self.llm_settings(&self.load_config()?, overrides))
+    }
+
+    /// The effective provider settings for this run.
+    pub fn llm_settings(&self, config: &Config, overrides: &LlmOverrides) -> LlmSettings {
+        let provider = overrides
+            .provider
+            .or(config.llm.provider)
+            .unwrap_or_default();
+        let timeout = overrides
+            .timeout
+            .or(config.llm.timeout_ms.map(Duration::from_millis))
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let max_retries = config
+            .llm
+            .max_retries
+            .unwrap_or(RetryPolicy::default().max_retries);
+        let (env_base, default_base, default_model) = match provider {
+            ProviderKind::Offline => (None, "", ""),
+            ProviderKind::Anthropic => (
+                Some("ANTHROPIC_BASE_URL"),
+                anthropic::DEFAULT_BASE_URL,
+                anthropic::DEFAULT_MODEL,
+            ),
+            ProviderKind::OpenAi => (
+                Some("OPENAI_BASE_URL"),
+                openai::DEFAULT_BASE_URL,
+                openai::DEFAULT_MODEL,
+            ),
+        };
+        let section = config.provider(provider);
+        let model = overrides
+            .model
+            .clone()
+            .or_else(|| section.and_then(|s| s.model.clone()))
+            .unwrap_or_else(|| default_model.to_owned());
+        let base_url = overrides
+            .base_url
+            .clone()
+            .or_else(|| section.and_then(|s| s.base_url.clone()))
+            .or_else(|| {
+                env_base
+                    .and_then(|var| self.env().get(var))
+                    .map(str::to_owned)
+            })
+            .unwrap_or_else(|| default_base.to_owned());
+        LlmSettings {
+            provider,
+            model: if provider == ProviderKind::Offline {
+                String::new()
+            } else {
+                model
+            },
+            base_url,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            max_retries,
+        }
+    }
+}
+
+/// A client for `settings` with this key, per-attempt timeout and retry policy; `None` for
+/// offline. Fails with a clear error when Anthropic has no key.
+pub(crate) fn client_for(
+    settings: &LlmSettings,
+    api_key: Option<String>,
+    timeout: Duration,
+    retry: RetryPolicy,
+) -> Result<Option<Arc<dyn Client>>> {
+    let options = ClientOptions {
+        base_url: settings.base_url.clone(),
+        model: settings.model.clone(),
+        api_key,
+        timeout,
+        retry,
+    };
+    Ok(match settings.provider {
+        ProviderKind::Offline => None,
+        ProviderKind::Anthropic => Some(Arc::new(AnthropicClient::new(options)?)),
+        ProviderKind::OpenAi => Some(Arc::new(OpenAiClient::new(options)?)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+
+    fn engine(home: &std::path::Path, env: Environment) -> Engine {
+        Engine::builder(env).engram_home(home).build()
+    }
+
+    #[test]
+    fn missing_config_is_offline_with_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        let config = engine.load_config().expect("load");
+        assert_eq!(config, Config::default());
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(settings.provider, ProviderKind::Offline);
+        assert!(engine
+            .llm_client_for(&LlmOverrides::default())
+            .expect("client")
+            .client
+            .is_none());
+        assert_eq!(config.hooks.budget(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn flags_beat_config_beats_environment_beats_defaults() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let env = Environment::empty()
+            .with("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/env")
+            .with("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+        let engine = engine(dir.path(), env);
+        let mut config = Config::default();
+        config.llm.provider = Some(ProviderKind::Anthropic);
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(
+            settings.base_url, "http://127.0.0.1:9/env",
+            "env when config is silent"
+        );
+        assert_eq!(settings.model, anthropic::DEFAULT_MODEL);
+        config.llm.anthropic.base_url = Some("http://127.0.0.1:9/config".into());
+        config.llm.anthropic.model = Some("claude-sonnet-4-5".into());
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(settings.base_url, "http://127.0.0.1:9/config");
+        assert_eq!(settings.model, "claude-sonnet-4-5");
+        let settings = engine.llm_settings(
+            &config,
+            &LlmOverrides {
+                provider: Some(ProviderKind::OpenAi),
+                model: Some("llama3".into()),
+                ..LlmOverrides::default()
+            },
+        );
+        assert_eq!(settings.provider, ProviderKind::OpenAi);
+        assert_eq!(settings.model, "llama3");
+        assert_eq!(settings.base_url, "http://127.0.0.1:9/v1");
+    }
+}
