@@ -1,7 +1,7 @@
 import { render } from "@testing-library/svelte";
 import { describe, expect, it } from "vitest";
 
-import { header } from "../testing/shell";
+import { header } from "../../testing/shell";
 import MemoryList from "./MemoryList.svelte";
 
 describe("the memory list", () => {

@@ -1,9 +1,9 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
 import { describe, expect, it } from "vitest";
 
-import App from "../App.svelte";
-import type { ProjectSummary, SearchHit } from "../ipc";
-import { HOME, NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot } from "../testing/shell";
+import App from "../../App.svelte";
+import type { ProjectSummary, SearchHit } from "../../ipc";
+import { HOME, NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot } from "../../testing/shell";
 
 /** A shell answering the Projects view's commands from `projects`. */
 function shell(projects: () => ProjectSummary[], extra: Record<string, (args: Record<string, unknown>) => unknown> = {}) {

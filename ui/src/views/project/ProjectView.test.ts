@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
 import { describe, expect, it } from "vitest";
 
-import type { EditOutcome, MemoryForm } from "../ipc";
+import type { EditOutcome, MemoryForm } from "../../ipc";
 import {
   NO_FINDINGS,
   TESTING_FILE,
@@ -12,7 +12,7 @@ import {
   projectSummary,
   snapshot,
   type Handler,
-} from "../testing/shell";
+} from "../../testing/shell";
 import ProjectView from "./ProjectView.svelte";
 
 function outcome(file: string, content: string): EditOutcome {

@@ -1,10 +1,10 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
 import { describe, expect, it } from "vitest";
 
-import App from "../App.svelte";
-import type { LlmChoice, LlmSetup } from "../ipc";
-import { appInfo, mockShell, projectSummary } from "../testing/shell";
-import { CONFIG_PATH, anthropicSetup, connectionCheck, keyStatus, llmSetup, openaiSetup } from "../testing/llm";
+import App from "../../App.svelte";
+import type { LlmChoice, LlmSetup } from "../../ipc";
+import { appInfo, mockShell, projectSummary } from "../../testing/shell";
+import { CONFIG_PATH, anthropicSetup, connectionCheck, keyStatus, llmSetup, openaiSetup } from "../../testing/llm";
 import SettingsView from "./SettingsView.svelte";
 
 function radio(name: RegExp): HTMLInputElement {

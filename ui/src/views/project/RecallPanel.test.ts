@@ -1,10 +1,10 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
-import App from "../App.svelte";
-import { forgetRecalls } from "../lib/recall";
-import { NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot } from "../testing/shell";
-import { anthropicSetup, llmSetup, openaiSetup, recallPreview, recallResult } from "../testing/llm";
+import App from "../../App.svelte";
+import { forgetRecalls } from "../../lib/recall";
+import { NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot } from "../../testing/shell";
+import { anthropicSetup, llmSetup, openaiSetup, recallPreview, recallResult } from "../../testing/llm";
 import RecallPanel from "./RecallPanel.svelte";
 
 const PROJECT = "-path-to-Demo";

@@ -1,0 +1,23 @@
+// src-tauri/src/commands/settings.rs: the language model Engram's jobs use, API keys in the OS
+// keyring, and a connection test.
+
+import type { ConnectionCheck } from "./bindings/ConnectionCheck";
+import type { ConnectionTest } from "./bindings/ConnectionTest";
+import type { LlmChoice } from "./bindings/LlmChoice";
+import type { LlmSetup } from "./bindings/LlmSetup";
+import type { ProviderKind } from "./bindings/ProviderKind";
+import { call } from "./call";
+
+export const settingsCommands = {
+  /** The language-model settings: provider, each provider's model and base URL, and where
+   * each API key comes from (never the key). */
+  llmSetup: () => call<LlmSetup>("llm_setup"),
+  /** Writes the provider choice to `config.toml`; blank fields mean the defaults. */
+  saveLlmSetup: (choice: LlmChoice) => call<LlmSetup>("save_llm_setup", { choice }),
+  /** Stores an API key in the OS keyring (rejects with kind `llm` when there is none). */
+  storeApiKey: (provider: ProviderKind, key: string) =>
+    call<LlmSetup>("store_api_key", { provider, key }),
+  deleteApiKey: (provider: ProviderKind) => call<LlmSetup>("delete_api_key", { provider }),
+  /** One tiny request with the values on screen; a failing server is `ok: false`, not a rejection. */
+  testConnection: (test: ConnectionTest) => call<ConnectionCheck>("test_connection", { test }),
+};
