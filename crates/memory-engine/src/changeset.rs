@@ -28,8 +28,10 @@ use crate::diff::{line_counts, unified_diff};
 use crate::disk::{self, confined_path, read_optional};
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
+use crate::frontmatter;
 use crate::history::{PendingVersion, Version};
 use crate::index;
+use crate::memory_type::MemoryType;
 
 /// What a [`FileChange`] does to its file.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -67,6 +69,13 @@ pub struct FileChange {
     /// Unified diff (3 lines of context) from `before` to `after`, headed `a/<file>` / `b/<file>`,
     /// or `/dev/null` for the missing side of an add or a delete, as `git diff` writes it.
     pub diff: String,
+    /// The change deletes or rewrites a `user` or `feedback` memory: it always waits for the
+    /// person, whatever the project's policy (derived from `before`, never set by a planner).
+    #[serde(default)]
+    pub protected: bool,
+    /// The sessions (transcript ids) the change drew from, when a run knows them.
+    #[serde(default)]
+    pub sessions: Vec<String>,
 }
 
 impl FileChange {
@@ -95,6 +104,7 @@ impl FileChange {
             before.as_deref().unwrap_or(""),
             after.as_deref().unwrap_or(""),
         );
+        let protected = protects(kind, before.as_deref());
         Some(FileChange {
             file: file.to_owned(),
             kind,
@@ -102,7 +112,23 @@ impl FileChange {
             after,
             reason,
             diff,
+            protected,
+            sessions: Vec::new(),
         })
+    }
+
+    /// Whether the change deletes or rewrites a `user` or `feedback` memory, computed from its
+    /// content (a change set read back from disk is not trusted to say so itself).
+    pub fn touches_protected_memory(&self) -> bool {
+        protects(self.kind, self.before.as_deref())
+    }
+
+    /// The hex SHA-256 of `before` (`None`: the file did not exist): the base the change was
+    /// planned on.
+    pub fn base_hash(&self) -> Option<String> {
+        self.before
+            .as_deref()
+            .map(|b| disk::content_hash(b.as_bytes()))
     }
 
     /// Lines added and removed, as a diff viewer counts them.
@@ -161,6 +187,26 @@ impl ChangeSet {
             )));
         }
         self.put(None, file, opened, Some(content), reason);
+        Ok(())
+    }
+
+    /// Plans turning `file` from `from` (what the caller knows it holds; `None`: absent) into `to`
+    /// (`None`: deleted), without reading the disk; applying fails with [`Error::Conflict`] if the
+    /// disk holds something else by then. Undoing an applied change is this, backwards.
+    pub fn stage_over(
+        &mut self,
+        file: &str,
+        from: Option<String>,
+        to: Option<String>,
+        reason: &str,
+    ) -> Result<()> {
+        confined_path(&self.root, file)?;
+        if self.position(file).is_some() {
+            return Err(Error::InvalidInput(format!(
+                "{file}: already staged in this change set"
+            )));
+        }
+        self.put(None, file, from, to, reason);
         Ok(())
     }
 
@@ -273,7 +319,10 @@ impl ChangeSet {
             None => reason.to_owned(),
         };
         match (FileChange::between(file, before, after, reason), index) {
-            (Some(change), Some(i)) => self.changes[i] = change,
+            (Some(mut change), Some(i)) => {
+                change.sessions = std::mem::take(&mut self.changes[i].sessions);
+                self.changes[i] = change;
+            }
             (Some(change), None) => self.changes.push(change),
             (None, Some(i)) => {
                 self.changes.remove(i);
@@ -351,7 +400,18 @@ impl Engine {
     /// file and writes nothing. Then writes (atomically) or deletes each file, telling the watcher
     /// that these are Engram's own writes, and records each new state in history.
     pub fn apply_change_set(&self, set: &ChangeSet, actor: Actor) -> Result<ApplyReport> {
-        let results = self.apply_changes(set, actor, None)?;
+        self.apply_change_set_of(set, actor, None)
+    }
+
+    /// [`Engine::apply_change_set`] for a staged change set: every recorded version names
+    /// `change_set`, so the whole set can be found in history and undone as one.
+    pub fn apply_change_set_of(
+        &self,
+        set: &ChangeSet,
+        actor: Actor,
+        change_set: Option<&str>,
+    ) -> Result<ApplyReport> {
+        let results = self.apply_changes(set, actor, None, change_set)?;
         let files = set
             .changes
             .iter()
@@ -397,6 +457,7 @@ impl Engine {
         set: &ChangeSet,
         actor: Actor,
         summary: Option<&str>,
+        change_set: Option<&str>,
     ) -> Result<Vec<FileResult>> {
         let _turn = self.lock_memory_dir(&set.root)?;
         let targets = self.check_change_set(set)?;
@@ -466,7 +527,7 @@ impl Engine {
                 })
             })
             .collect();
-        let mut recorded = match self.record_versions(&set.root, &landed) {
+        let mut recorded = match self.record_versions_of(&set.root, &landed, change_set) {
             Ok(versions) => versions.into_iter().map(Ok).collect::<Vec<_>>(),
             Err(e) => {
                 let message = e.to_string();
@@ -539,18 +600,7 @@ impl Engine {
     /// the edit and the disk's cannot both stand ([`index::merge_edit`]).
     fn check_befores(&self, set: &ChangeSet, targets: &[PathBuf]) -> Result<()> {
         for (change, path) in set.changes.iter().zip(targets) {
-            let current = read_optional(path)?;
-            let holds = if merges_with_disk(change) {
-                index::merge_edit(
-                    change.before.as_deref().unwrap_or(""),
-                    change.after.as_deref().unwrap_or(""),
-                    current.as_deref().unwrap_or(""),
-                )
-                .is_some()
-            } else {
-                current == change.before
-            };
-            if !holds {
+            if !base_holds(path, change)? {
                 return Err(Error::Conflict(path.clone()));
             }
         }
@@ -617,7 +667,11 @@ impl Engine {
         if set.is_empty() {
             return Ok(None);
         }
-        match self.apply_changes(&set, actor, None)?.into_iter().next() {
+        match self
+            .apply_changes(&set, actor, None, None)?
+            .into_iter()
+            .next()
+        {
             Some(FileResult::Written(version)) => Ok(version.unwrap_or(None)),
             Some(FileResult::Failed(e)) => Err(e),
             None => Ok(None),
@@ -652,6 +706,34 @@ impl Engine {
 pub(crate) enum FileResult {
     Written(Result<Option<Version>>),
     Failed(Error),
+}
+
+/// Whether the file at `path` still holds what `change` was planned on — for an index written
+/// (not deleted), whether the edit still merges with what it holds ([`index::merge_edit`]).
+pub(crate) fn base_holds(path: &Path, change: &FileChange) -> Result<bool> {
+    let current = read_optional(path)?;
+    Ok(if merges_with_disk(change) {
+        index::merge_edit(
+            change.before.as_deref().unwrap_or(""),
+            change.after.as_deref().unwrap_or(""),
+            current.as_deref().unwrap_or(""),
+        )
+        .is_some()
+    } else {
+        current == change.before
+    })
+}
+
+/// Whether a change of `kind` to a file that held `before` deletes or rewrites a `user` or
+/// `feedback` memory.
+fn protects(kind: ChangeKind, before: Option<&str>) -> bool {
+    kind != ChangeKind::Add
+        && before.is_some_and(|text| {
+            matches!(
+                frontmatter::parse_document(text).frontmatter.memory_type,
+                Some(MemoryType::User | MemoryType::Feedback)
+            )
+        })
 }
 
 /// Whether `change` is to an index file that is written rather than deleted: those are merged with

@@ -15,6 +15,32 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Serialize;
 pub use tokio_util::sync::CancellationToken;
 
+/// A fresh id: `prefix` + 8 of `[0-9a-z]` (a dream task `d…`, a change set `c…`), from the time,
+/// the process and a counter, so two processes or two calls never collide in practice.
+pub fn fresh_id(prefix: char) -> String {
+    use sha2::{Digest, Sha256};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!(
+        "{nanos}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let digest = Sha256::digest(seed.as_bytes());
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut id = String::with_capacity(9);
+    id.push(prefix);
+    id.extend(
+        digest
+            .iter()
+            .take(8)
+            .map(|b| DIGITS[usize::from(*b) % 36] as char),
+    );
+    id
+}
+
 /// The kinds of long work; one of each runs at a time.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -36,6 +36,7 @@ pub mod scan;
 pub mod search;
 pub mod secrets;
 pub mod settings;
+pub mod staging;
 pub mod staleness;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;

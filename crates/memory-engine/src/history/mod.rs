@@ -52,6 +52,11 @@ pub struct Version {
     pub hash: Option<String>,
     /// `created`, `deleted`, `+3 −1 lines`, `reverted to v000012`, …
     pub summary: String,
+    /// The staged change set (a dream, an extraction) this version applied, so a whole run can
+    /// be found and undone as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub change_set: Option<String>,
 }
 
 impl Version {
@@ -102,6 +107,16 @@ impl Engine {
         &self,
         memory_dir: &Path,
         pending: &[PendingVersion<'_>],
+    ) -> Result<Vec<Option<Version>>> {
+        self.record_versions_of(memory_dir, pending, None)
+    }
+
+    /// [`Engine::record_versions`], each version naming the change set it applied.
+    pub(crate) fn record_versions_of(
+        &self,
+        memory_dir: &Path,
+        pending: &[PendingVersion<'_>],
+        change_set: Option<&str>,
     ) -> Result<Vec<Option<Version>>> {
         if pending.is_empty() {
             return Ok(Vec::new());
@@ -159,6 +174,7 @@ impl Engine {
                 time: time.clone(),
                 hash: hash.clone(),
                 summary,
+                change_set: change_set.map(str::to_owned),
             };
             let line = serde_json::to_string(&version).map_err(|e| {
                 Error::InvalidInput(format!("{}: cannot encode version: {e}", entry.file))

@@ -89,7 +89,7 @@ impl MemoryDir {
             self.stage_restored_index_line(&mut set, &target, content.as_deref(), &reason)?;
         }
         let summary = format!("reverted to {version_id}");
-        let results = engine.apply_changes(&set, Actor::User, Some(&summary))?;
+        let results = engine.apply_changes(&set, Actor::User, Some(&summary), None)?;
         match results.into_iter().next() {
             Some(FileResult::Written(Ok(Some(version)))) => Ok(version),
             Some(FileResult::Written(Ok(None))) | None => engine

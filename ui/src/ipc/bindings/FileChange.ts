@@ -10,4 +10,13 @@ export type FileChange = { file: string, kind: ChangeKind, before: string | null
  * Unified diff (3 lines of context) from `before` to `after`, headed `a/<file>` / `b/<file>`,
  * or `/dev/null` for the missing side of an add or a delete, as `git diff` writes it.
  */
-diff: string, };
+diff: string, 
+/**
+ * The change deletes or rewrites a `user` or `feedback` memory: it always waits for the
+ * person, whatever the project's policy (derived from `before`, never set by a planner).
+ */
+protected: boolean, 
+/**
+ * The sessions (transcript ids) the change drew from, when a run knows them.
+ */
+sessions: Array<string>, };

@@ -20,4 +20,9 @@ time: string, hash: string | null,
 /**
  * `created`, `deleted`, `+3 −1 lines`, `reverted to v000012`, …
  */
-summary: string, };
+summary: string, 
+/**
+ * The staged change set (a dream, an extraction) this version applied, so a whole run can
+ * be found and undone as one.
+ */
+changeSet?: string, };

@@ -1,0 +1,637 @@
+//! Staged change sets: what a dream, an extraction or a snapshot merge proposes, kept in Engram's
+//! data dir (`<engram home>/staging/<id>.json`, never in a memory dir) until the person accepts
+//! or rejects it file by file — and, once applied, undone as one.
+//!
+//! Contract:
+//! - A staged set is written whole and atomically; every update (apply, reject, undo) happens
+//!   under one lock (`staging/lock`), so the CLI and the app never lose each other's decisions.
+//! - Applying re-checks each file against the disk first: a file whose base changed since the run
+//!   read it becomes a `conflict` (nothing overwritten; both sides stay available), the others
+//!   land through [`Engine::apply_change_set_of`], each version naming the set's id.
+//! - A change that deletes or rewrites a `user` or `feedback` memory is applied only when the
+//!   caller says the person approved it (`include_protected`): a policy never does.
+//! - Undo writes back each applied file's planned-on content, through a change set like any
+//!   other: a topic file changed since is a conflict, an index is merged (lines added by others
+//!   since are kept).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use fs4::fs_std::FileExt;
+use serde::{Deserialize, Serialize};
+
+use crate::actor::Actor;
+use crate::changeset::{base_holds, ApplyStatus, ChangeSet, FileChange};
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::staleness::iso_time;
+
+/// What produced a staged change set.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeSource {
+    Dream,
+    Extract,
+    Snapshot,
+}
+
+impl ChangeSource {
+    /// Who history names for the files it applies.
+    pub fn actor(self) -> Actor {
+        match self {
+            ChangeSource::Dream => Actor::Dream,
+            ChangeSource::Extract => Actor::Extract,
+            ChangeSource::Snapshot => Actor::Snapshot,
+        }
+    }
+}
+
+/// Where one file of a staged set stands.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    /// Waiting for the person.
+    Pending,
+    Applied,
+    Rejected,
+    /// The file changed on disk since the run read it; nothing was written.
+    Conflict,
+    /// The write itself failed (disk full, permissions); see `error`.
+    Failed,
+    /// Applied, then undone.
+    Undone,
+}
+
+/// Where a staged set stands, derived from its files.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SetStatus {
+    /// Some file still waits (pending, conflict or failed).
+    Pending,
+    /// Every file was decided and at least one applied.
+    Applied,
+    /// Every file was rejected.
+    Rejected,
+    /// Applied, then undone.
+    Undone,
+}
+
+/// One file of a staged set: the planned change and what became of it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StagedFile {
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub change: FileChange,
+    pub status: FileStatus,
+    /// The history version that applied it.
+    pub version: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A change set waiting for review, or reviewed.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StagedChangeSet {
+    /// `c` + 8 of `[0-9a-z]`.
+    pub id: String,
+    pub source: ChangeSource,
+    /// The project's folder name under `<claude home>/projects/`.
+    pub project: String,
+    pub memory_dir: PathBuf,
+    /// ISO 8601, UTC.
+    pub created_at: String,
+    pub status: SetStatus,
+    /// One line: what the run did.
+    pub summary: String,
+    /// The run that produced it (a dream's task id), when there was one.
+    pub task_id: Option<String>,
+    pub files: Vec<StagedFile>,
+}
+
+impl StagedChangeSet {
+    fn refresh_status(&mut self) {
+        let has = |s: FileStatus| self.files.iter().any(|f| f.status == s);
+        self.status = if has(FileStatus::Undone) && !has(FileStatus::Applied) {
+            SetStatus::Undone
+        } else if has(FileStatus::Pending) || has(FileStatus::Conflict) || has(FileStatus::Failed) {
+            SetStatus::Pending
+        } else if has(FileStatus::Applied) {
+            SetStatus::Applied
+        } else {
+            SetStatus::Rejected
+        };
+    }
+
+    /// Whether `file` is selected by `files` (empty: every file).
+    fn selects(files: &[String], file: &str) -> bool {
+        files.is_empty() || files.iter().any(|f| f == file)
+    }
+
+    /// Files named in `files` that the set does not hold, as an error.
+    fn check_names(&self, files: &[String]) -> Result<()> {
+        match files
+            .iter()
+            .find(|name| !self.files.iter().any(|f| &f.change.file == *name))
+        {
+            Some(name) => Err(Error::InvalidInput(format!(
+                "{name}: not a file of change set {}",
+                self.id
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// How many files still wait for the person.
+    pub fn waiting(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.status,
+                    FileStatus::Pending | FileStatus::Conflict | FileStatus::Failed
+                )
+            })
+            .count()
+    }
+}
+
+impl Engine {
+    fn staging_dir(&self) -> PathBuf {
+        self.engram_home().join("staging")
+    }
+
+    /// Keeps `set` for review as produced by `source` in `project`; every file `pending`.
+    pub fn stage_change_set(
+        &self,
+        set: &ChangeSet,
+        source: ChangeSource,
+        project: &str,
+        summary: &str,
+        task_id: Option<&str>,
+    ) -> Result<StagedChangeSet> {
+        let mut staged = StagedChangeSet {
+            id: crate::job::fresh_id('c'),
+            source,
+            project: project.to_owned(),
+            memory_dir: set.root.clone(),
+            created_at: iso_time(self.clock().now()),
+            status: SetStatus::Pending,
+            summary: summary.to_owned(),
+            task_id: task_id.map(str::to_owned),
+            files: set
+                .changes
+                .iter()
+                .map(|change| StagedFile {
+                    change: change.clone(),
+                    status: FileStatus::Pending,
+                    version: None,
+                    error: None,
+                })
+                .collect(),
+        };
+        staged.refresh_status();
+        let _lock = self.lock_staging()?;
+        self.save_staged(&staged)?;
+        Ok(staged)
+    }
+
+    /// Every staged set, newest first. A file that cannot be read is skipped, not fatal.
+    pub fn staged_change_sets(&self) -> Result<Vec<StagedChangeSet>> {
+        let dir = self.staging_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        let mut sets: Vec<StagedChangeSet> = entries
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+            .filter_map(|path| read_staged(&path).ok())
+            .collect();
+        sets.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(sets)
+    }
+
+    /// The staged set `id`; [`Error::NotFound`] if there is none.
+    pub fn staged_change_set(&self, id: &str) -> Result<StagedChangeSet> {
+        read_staged(&self.staged_path(id)?)
+    }
+
+    /// Applies the waiting files of set `id` (those named in `files`; all when empty), as the
+    /// set's source. Protected changes are applied only with `include_protected` (the person
+    /// approved them); otherwise they stay pending. Returns the set as it now stands.
+    pub fn apply_staged(
+        &self,
+        id: &str,
+        files: &[String],
+        include_protected: bool,
+    ) -> Result<StagedChangeSet> {
+        let _lock = self.lock_staging()?;
+        let mut staged = self.staged_change_set(id)?;
+        staged.check_names(files)?;
+        let root = staged.memory_dir.clone();
+        let mut selected: Vec<usize> = (0..staged.files.len())
+            .filter(|&i| {
+                let f = &staged.files[i];
+                StagedChangeSet::selects(files, &f.change.file)
+                    && matches!(
+                        f.status,
+                        FileStatus::Pending | FileStatus::Conflict | FileStatus::Failed
+                    )
+                    && (include_protected || !f.change.touches_protected_memory())
+            })
+            .collect();
+        // A base that moved since the run read it is a conflict: that file is not written.
+        selected.retain(|&i| {
+            let file = &mut staged.files[i];
+            match disk::confined_path(&root, &file.change.file)
+                .and_then(|path| base_holds(&path, &file.change))
+            {
+                Ok(true) => true,
+                Ok(false) => {
+                    file.status = FileStatus::Conflict;
+                    file.error = Some("changed on disk since the run read it".to_owned());
+                    false
+                }
+                Err(e) => {
+                    file.status = FileStatus::Failed;
+                    file.error = Some(e.to_string());
+                    false
+                }
+            }
+        });
+        if !selected.is_empty() {
+            let set = ChangeSet {
+                root: root.clone(),
+                changes: selected
+                    .iter()
+                    .map(|&i| staged.files[i].change.clone())
+                    .collect(),
+            };
+            match self.apply_change_set_of(&set, staged.source.actor(), Some(&staged.id)) {
+                Ok(report) => {
+                    for (&i, applied) in selected.iter().zip(report.files) {
+                        let file = &mut staged.files[i];
+                        file.status = match applied.status {
+                            ApplyStatus::Applied => FileStatus::Applied,
+                            ApplyStatus::Failed => FileStatus::Failed,
+                        };
+                        file.version = applied.version.map(|v| v.version);
+                        file.error = applied.error;
+                    }
+                }
+                // Moved between the check above and the write: that file waits again.
+                Err(Error::Conflict(path)) => {
+                    for &i in &selected {
+                        let file = &mut staged.files[i];
+                        if root.join(&file.change.file) == path {
+                            file.status = FileStatus::Conflict;
+                            file.error = Some("changed on disk since the run read it".to_owned());
+                        }
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        staged.refresh_status();
+        self.save_staged(&staged)?;
+        Ok(staged)
+    }
+
+    /// Rejects the waiting files of set `id` (those named in `files`; all when empty): they are
+    /// never applied. Returns the set as it now stands.
+    pub fn reject_staged(&self, id: &str, files: &[String]) -> Result<StagedChangeSet> {
+        let _lock = self.lock_staging()?;
+        let mut staged = self.staged_change_set(id)?;
+        staged.check_names(files)?;
+        for file in &mut staged.files {
+            if StagedChangeSet::selects(files, &file.change.file)
+                && matches!(
+                    file.status,
+                    FileStatus::Pending | FileStatus::Conflict | FileStatus::Failed
+                )
+            {
+                file.status = FileStatus::Rejected;
+            }
+        }
+        staged.refresh_status();
+        self.save_staged(&staged)?;
+        Ok(staged)
+    }
+
+    /// Undoes every applied file of set `id` in one change set, as the user. A topic file
+    /// changed since it was applied is a conflict and stays as it is (the error names it); the
+    /// others are undone. Returns the set as it now stands.
+    pub fn undo_staged(&self, id: &str) -> Result<StagedChangeSet> {
+        let _lock = self.lock_staging()?;
+        let mut staged = self.staged_change_set(id)?;
+        let root = staged.memory_dir.clone();
+        let applied: Vec<usize> = (0..staged.files.len())
+            .filter(|&i| staged.files[i].status == FileStatus::Applied)
+            .collect();
+        if applied.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "change set {id} has nothing applied to undo"
+            )));
+        }
+        let mut set = ChangeSet::new(&root);
+        let reason = format!("undo {id}");
+        for &i in &applied {
+            let file = &staged.files[i];
+            // What was written: for an index, the merged content history recorded.
+            let written = match &file.version {
+                Some(version) => self.version_content(version)?,
+                None => file.change.after.clone(),
+            };
+            set.stage_over(
+                &file.change.file,
+                written,
+                file.change.before.clone(),
+                &reason,
+            )?;
+        }
+        let report = self.apply_change_set(&set, Actor::User)?;
+        report.first_failure()?;
+        for &i in &applied {
+            staged.files[i].status = FileStatus::Undone;
+        }
+        staged.refresh_status();
+        self.save_staged(&staged)?;
+        Ok(staged)
+    }
+
+    /// The change sets waiting for review, by project folder name.
+    pub fn waiting_change_sets(&self) -> Result<Vec<StagedChangeSet>> {
+        Ok(self
+            .staged_change_sets()?
+            .into_iter()
+            .filter(|s| s.status == SetStatus::Pending)
+            .collect())
+    }
+
+    fn staged_path(&self, id: &str) -> Result<PathBuf> {
+        let valid = id.len() == 9
+            && id.starts_with('c')
+            && id[1..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+        if !valid {
+            return Err(Error::NotFound(PathBuf::from(id)));
+        }
+        Ok(self.staging_dir().join(format!("{id}.json")))
+    }
+
+    fn save_staged(&self, staged: &StagedChangeSet) -> Result<()> {
+        let path = self.staged_path(&staged.id)?;
+        let json = serde_json::to_vec_pretty(staged)
+            .map_err(|e| Error::InvalidInput(format!("{}: cannot encode: {e}", path.display())))?;
+        disk::atomic_write(&path, &json)
+    }
+
+    fn lock_staging(&self) -> Result<fs::File> {
+        let dir = self.staging_dir();
+        fs::create_dir_all(&dir).at(&dir)?;
+        let path = dir.join("lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .at(&path)?;
+        file.lock_exclusive().at(&path)?;
+        Ok(file)
+    }
+}
+
+fn read_staged(path: &Path) -> Result<StagedChangeSet> {
+    let text = disk::read_text(path)?;
+    serde_json::from_str(&text).map_err(|e| Error::parse(path, Some(e.line()), e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::fixtures::TempMemoryDir;
+
+    const USER: &str =
+        "---\nname: Adrian\ndescription: who the user is\ntype: user\n---\nSenior engineer.\n";
+
+    /// A dir with an index, a project memory and a user memory, and a dream's proposal: add a
+    /// memory (and its line), rewrite the project memory, delete the user memory (protected).
+    fn proposal(fx: &TempMemoryDir) -> ChangeSet {
+        fx.write(
+            "MEMORY.md",
+            "# Memory\n\n- [Plan](plan.md) \u{2014} the plan\n- [Adrian](user.md) \u{2014} who\n",
+        );
+        fx.write(
+            "plan.md",
+            "---\nname: Plan\ndescription: the plan\ntype: project\n---\nShip it yesterday.\n",
+        );
+        fx.write("user.md", USER);
+        let mut set = ChangeSet::new(&fx.root);
+        set.stage_write(
+            "plan.md",
+            "---\nname: Plan\ndescription: the plan\ntype: project\n---\nShip it 2026-11-17.\n"
+                .to_owned(),
+            "relative date made absolute",
+        )
+        .expect("stage");
+        set.stage_write(
+            "new.md",
+            "---\nname: New\ndescription: new\ntype: project\n---\nx\n".to_owned(),
+            "merged from sessions",
+        )
+        .expect("stage");
+        set.stage_write(
+            "MEMORY.md",
+            "# Memory\n\n- [Plan](plan.md) \u{2014} the plan\n- [New](new.md) \u{2014} new\n"
+                .to_owned(),
+            "index",
+        )
+        .expect("stage");
+        set.stage_delete("user.md", "contradicted").expect("stage");
+        set
+    }
+
+    #[test]
+    fn a_staged_set_waits_is_applied_file_by_file_and_protected_changes_need_approval() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(
+                &set,
+                ChangeSource::Dream,
+                "-p",
+                "4 files",
+                Some("dabcdefgh"),
+            )
+            .expect("stage");
+        assert_eq!(staged.status, SetStatus::Pending);
+        assert!(
+            staged.id.starts_with('c') && staged.id.len() == 9,
+            "{}",
+            staged.id
+        );
+        let protected: Vec<&str> = staged
+            .files
+            .iter()
+            .filter(|f| f.change.protected)
+            .map(|f| f.change.file.as_str())
+            .collect();
+        assert_eq!(
+            protected,
+            vec!["user.md"],
+            "deleting a user memory is protected"
+        );
+        assert_eq!(
+            fx.read("plan.md")
+                .as_deref()
+                .map(|t| t.contains("yesterday")),
+            Some(true),
+            "staging writes nothing"
+        );
+
+        // Everything the policy may apply: the protected delete stays pending.
+        let after = fx
+            .engine
+            .apply_staged(&staged.id, &[], false)
+            .expect("apply");
+        assert!(fx.read("plan.md").expect("plan").contains("2026-11-17"));
+        assert!(fx.read("new.md").is_some());
+        assert_eq!(
+            fx.read("user.md").as_deref(),
+            Some(USER),
+            "protected: not deleted"
+        );
+        let status = |s: &StagedChangeSet, f: &str| {
+            s.files
+                .iter()
+                .find(|x| x.change.file == f)
+                .expect("file")
+                .status
+        };
+        assert_eq!(status(&after, "user.md"), FileStatus::Pending);
+        assert_eq!(after.status, SetStatus::Pending, "one file still waits");
+        let dream_versions: Vec<_> = fx
+            .engine
+            .history(&fx.root, None)
+            .expect("history")
+            .into_iter()
+            .filter(|v| v.actor == Actor::Dream)
+            .collect();
+        assert_eq!(dream_versions.len(), 3);
+        assert!(
+            dream_versions
+                .iter()
+                .all(|v| v.change_set.as_deref() == Some(staged.id.as_str())),
+            "every version names its change set"
+        );
+
+        // The person rejects the delete: the set is decided.
+        let after = fx
+            .engine
+            .reject_staged(&staged.id, &["user.md".to_owned()])
+            .expect("reject");
+        assert_eq!(after.status, SetStatus::Applied);
+        assert_eq!(
+            fx.engine.staged_change_set(&staged.id).expect("read back"),
+            after
+        );
+    }
+
+    #[test]
+    fn a_base_edited_between_run_and_apply_is_a_conflict_and_loses_nothing() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+            .expect("stage");
+        fx.write("plan.md", "edited by hand\n");
+        // Claude Code adds a line to the index meanwhile: the index still merges.
+        let index = fx.read("MEMORY.md").expect("index") + "- [Other](other.md) \u{2014} o\n";
+        fx.write("MEMORY.md", &index);
+        let after = fx
+            .engine
+            .apply_staged(&staged.id, &[], true)
+            .expect("apply");
+        let plan = after
+            .files
+            .iter()
+            .find(|f| f.change.file == "plan.md")
+            .expect("plan");
+        assert_eq!(plan.status, FileStatus::Conflict);
+        assert_eq!(
+            fx.read("plan.md").as_deref(),
+            Some("edited by hand\n"),
+            "nothing overwritten"
+        );
+        let merged = fx.read("MEMORY.md").expect("index");
+        assert!(
+            merged.contains("(other.md)") && merged.contains("(new.md)"),
+            "{merged}"
+        );
+        assert!(!merged.contains("(user.md)"), "{merged}");
+        assert_eq!(after.status, SetStatus::Pending, "the conflict still waits");
+    }
+
+    #[test]
+    fn undo_restores_every_file_byte_for_byte() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let before: Vec<(String, Option<String>)> = ["MEMORY.md", "plan.md", "new.md", "user.md"]
+            .iter()
+            .map(|f| (f.to_string(), fx.read(f)))
+            .collect();
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+            .expect("stage");
+        fx.engine
+            .apply_staged(&staged.id, &[], true)
+            .expect("apply");
+        assert_eq!(fx.read("user.md"), None, "approved delete applied");
+        let undone = fx.engine.undo_staged(&staged.id).expect("undo");
+        assert_eq!(undone.status, SetStatus::Undone);
+        for (file, content) in before {
+            assert_eq!(fx.read(&file), content, "{file} is back as it was");
+        }
+        let err = fx
+            .engine
+            .undo_staged(&staged.id)
+            .expect_err("nothing left to undo");
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn unknown_ids_and_files_are_refused() {
+        let fx = TempMemoryDir::new("memory");
+        assert_eq!(
+            fx.engine
+                .staged_change_set("../x")
+                .expect_err("bad id")
+                .kind(),
+            crate::ErrorKind::NotFound
+        );
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+            .expect("stage");
+        let err = fx
+            .engine
+            .apply_staged(&staged.id, &["nope.md".to_owned()], false)
+            .expect_err("not in the set");
+        assert!(err.to_string().contains("nope.md"), "{err}");
+        assert_eq!(fx.engine.staged_change_sets().expect("list").len(), 1);
+    }
+}
