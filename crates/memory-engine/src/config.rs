@@ -103,9 +103,65 @@ pub struct Config {
     pub llm: LlmConfig,
     #[serde(default, skip_serializing_if = "HooksConfig::is_empty")]
     pub hooks: HooksConfig,
+    #[serde(default, skip_serializing_if = "DreamConfig::is_empty")]
+    pub dream: DreamConfig,
     /// Sections owned by other parts of Engram, kept verbatim.
     #[serde(flatten)]
     pub other: toml::Table,
+}
+
+/// `[dream]`: consolidation. Every value is optional; `None` is the default (FORMATS.md §8).
+///
+/// ```toml
+/// [dream]
+/// min_hours = 24
+/// min_sessions = 5
+/// token_budget = 200000   # a model dream that spends more ends failed, nothing applied
+/// background = true       # false: the tray's scheduler is paused
+/// [dream.projects."-home-u-app"]
+/// enabled = true          # else Claude Code's autoDreamEnabled (trusted settings), else off
+/// policy = "review"       # review: everything waits | auto: applied, protected changes wait
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DreamConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_hours: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_sessions: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub projects: std::collections::BTreeMap<String, ProjectDreamConfig>,
+}
+
+impl DreamConfig {
+    fn is_empty(&self) -> bool {
+        *self == DreamConfig::default()
+    }
+}
+
+/// One project's dream settings, by its folder name under `<claude home>/projects/`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectDreamConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DreamPolicy>,
+}
+
+/// What happens to a dream's changes.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DreamPolicy {
+    /// Everything waits for the person.
+    #[default]
+    Review,
+    /// Applied at once, except protected changes (deleting or rewriting a `user` or `feedback`
+    /// memory), which always wait.
+    Auto,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -59,6 +59,19 @@ pub struct AgentOptions {
     pub max_tokens: u32,
     /// Recorded as the reason of every staged change (e.g. `extract`).
     pub reason: String,
+    /// Session transcripts the agent may read and grep (`transcript_read`, `transcript_grep`),
+    /// never write. Empty: those tools are not offered.
+    pub transcripts: Vec<TranscriptSource>,
+    /// Tokens (input + output, cache included) the run may spend; past it the loop stops with
+    /// [`FinishReason::TokenBudget`] before calling the model again.
+    pub token_budget: Option<u64>,
+}
+
+/// A transcript offered read-only to the agent, by session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptSource {
+    pub session: String,
+    pub path: std::path::PathBuf,
 }
 
 /// Whether a tool call was executed.
@@ -95,6 +108,8 @@ pub enum FinishReason {
     Done,
     /// The turn budget ran out while the model still wanted tools.
     MaxTurns,
+    /// The token budget was spent.
+    TokenBudget,
 }
 
 /// Progress of a run, in order.
@@ -140,10 +155,13 @@ pub async fn run_agent(
     cancel: &CancellationToken,
     mut on_event: impl FnMut(AgentEvent) + Send,
 ) -> Result<AgentOutcome> {
-    let mut workspace = Workspace::new(root, &options.reason);
+    let mut workspace = Workspace::new(root, &options.reason, &options.transcripts);
     let mut request = Request::new(options.max_tokens);
     request.system = Some(format!("{}\n\n{}", preamble(root), options.system));
     request.tools = tool_specs();
+    if !options.transcripts.is_empty() {
+        request.tools.extend(tools::transcript_tool_specs());
+    }
     request.messages.push(Message::user(options.task.clone()));
     let mut usage = Usage::default();
     let mut turns = 0;
@@ -153,6 +171,13 @@ pub async fn run_agent(
     while turns < options.max_turns {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
+        }
+        if options
+            .token_budget
+            .is_some_and(|budget| usage.total_tokens() >= budget)
+        {
+            finish = FinishReason::TokenBudget;
+            break;
         }
         turns += 1;
         on_event(AgentEvent::TurnStarted { turn: turns });
@@ -244,7 +269,7 @@ mod tests {
         fs::create_dir_all(root.join("team")).expect("mkdir");
         fs::write(root.join("a.md"), "alpha\nbeta\n").expect("write");
         fs::write(root.join("team/b.md"), "gamma beta\n").expect("write");
-        let ws = Workspace::new(&root, "test");
+        let ws = Workspace::new(&root, "test", &[]);
         (dir, ws)
     }
 
@@ -355,6 +380,8 @@ mod tests {
 
         fn options(max_turns: usize) -> AgentOptions {
             AgentOptions {
+                transcripts: Vec::new(),
+                token_budget: None,
                 system: "Tidy the memory dir.".into(),
                 task: "Go.".into(),
                 max_turns,
@@ -620,6 +647,125 @@ mod tests {
             assert_eq!(outcome.turns, 3);
             assert_eq!(server.requests().len(), 3);
             assert!(outcome.changes.is_empty());
+        }
+
+        #[tokio::test]
+        async fn the_token_budget_stops_the_run_before_the_next_model_call() {
+            let tree = tree();
+            let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+                &[("t", "list", json!({}))],
+                (600, 500, 0, 0),
+            ))]);
+            let client = AnthropicClient::new(client_options(&server, "")).expect("client");
+            let mut opts = options(10);
+            opts.token_budget = Some(2_000);
+            let outcome = run_agent(
+                &client,
+                &tree.root,
+                &opts,
+                &CancellationToken::new(),
+                |_| {},
+            )
+            .await
+            .expect("run");
+            assert_eq!(outcome.finish, FinishReason::TokenBudget);
+            assert_eq!(
+                outcome.turns, 2,
+                "1,100 tokens a turn: the third call would pass 2,000"
+            );
+            assert_eq!(server.requests().len(), 2);
+        }
+
+        #[tokio::test]
+        async fn offered_transcripts_are_read_and_grepped_and_nothing_else_is() {
+            let tree = tree();
+            let transcript = tree
+                .outside
+                .join("11111111-2222-3333-4444-555555555555.jsonl");
+            fs::write(
+                &transcript,
+                concat!(
+                    r#"{"type":"user","message":{"role":"user","content":"we deploy with Fly.io"}}"#,
+                    "\n",
+                    r#"{"type":"summary","summary":"x"}"#,
+                    "\nnot json\n",
+                    r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Noted: Fly.io"},{"type":"tool_use","id":"a","name":"Bash","input":{}}]}}"#,
+                    "\n"
+                ),
+            )
+            .expect("transcript");
+            let session = "11111111-2222-3333-4444-555555555555";
+            let server = ScriptedServer::queue(vec![
+                Reply::json(wire::anthropic_tools(
+                    &[
+                        ("r", "transcript_read", json!({"session": session})),
+                        ("g", "transcript_grep", json!({"pattern": "fly\\.io"})),
+                        ("x", "transcript_read", json!({"session": "other"})),
+                        (
+                            "w",
+                            "write",
+                            json!({"path": transcript.to_string_lossy(), "content": "x"}),
+                        ),
+                    ],
+                    (1, 1, 0, 0),
+                )),
+                Reply::json(wire::anthropic_text("done", (1, 1, 0, 0))),
+            ]);
+            let client = AnthropicClient::new(client_options(&server, "")).expect("client");
+            let mut opts = options(4);
+            opts.transcripts = vec![TranscriptSource {
+                session: session.into(),
+                path: transcript.clone(),
+            }];
+            let outcome = run_agent(
+                &client,
+                &tree.root,
+                &opts,
+                &CancellationToken::new(),
+                |_| {},
+            )
+            .await
+            .expect("run");
+            let first: Value = serde_json::from_str(&server.requests()[0].body).expect("json");
+            let offered: Vec<String> = first["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            assert!(
+                offered.contains(&"transcript_grep".to_owned()),
+                "{offered:?}"
+            );
+            let results = tool_results(&server.requests()[1]);
+            assert_eq!(
+                results[0].1,
+                "1: user: we deploy with Fly.io\n2: assistant: Noted: Fly.io [tool Bash]"
+            );
+            assert!(!results[0].2);
+            assert!(
+                results[1].1.contains(&format!("{session}:1:"))
+                    && results[1].1.contains(&format!("{session}:2:")),
+                "{}",
+                results[1].1
+            );
+            assert!(
+                results[2].2 && results[2].1.contains("not a session offered"),
+                "{:?}",
+                results[2]
+            );
+            assert!(
+                results[3].2,
+                "writing a transcript is denied: {:?}",
+                results[3]
+            );
+            assert!(outcome.changes.is_empty());
+            assert!(
+                fs::read_to_string(&transcript)
+                    .expect("read")
+                    .contains("Fly.io"),
+                "untouched"
+            );
         }
 
         #[tokio::test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::glob::glob_match;
-use super::{ToolDecision, GREP_MAX_MATCHES, READ_DEFAULT_LINES, TOOL_NAMES};
+use super::{ToolDecision, TranscriptSource, GREP_MAX_MATCHES, READ_DEFAULT_LINES, TOOL_NAMES};
 use crate::changeset::ChangeSet;
 use crate::disk::confined_path;
 use crate::error::{Error, Result};
@@ -133,15 +133,18 @@ pub(super) struct Workspace {
     real_root: Option<PathBuf>,
     pub(super) set: ChangeSet,
     reason: String,
+    /// Read-only transcripts, by session id: the only files outside the root the agent reaches.
+    transcripts: Vec<TranscriptSource>,
 }
 
 impl Workspace {
-    pub(super) fn new(root: &Path, reason: &str) -> Workspace {
+    pub(super) fn new(root: &Path, reason: &str, transcripts: &[TranscriptSource]) -> Workspace {
         Workspace {
             root: root.to_path_buf(),
             real_root: root.canonicalize().ok(),
             set: ChangeSet::new(root),
             reason: reason.to_owned(),
+            transcripts: transcripts.to_vec(),
         }
     }
 
@@ -154,6 +157,8 @@ impl Workspace {
             "write" => self.write(input),
             "edit" => self.edit(input),
             "delete" => self.delete(input),
+            "transcript_read" if !self.transcripts.is_empty() => self.transcript_read(input),
+            "transcript_grep" if !self.transcripts.is_empty() => self.transcript_grep(input),
             other => Err(Refusal::Denied(format!(
                 "there is no tool `{other}`; the tools are {}",
                 TOOL_NAMES.join(", ")
@@ -358,6 +363,85 @@ impl Workspace {
         Ok(ToolOutcome::ok(Some(rel), output))
     }
 
+    /// The transcript of one offered session, as lines `N: text` where text is each JSONL
+    /// record's readable part (`offset`, `limit` in lines). Only offered sessions are reachable.
+    fn transcript_read(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let source = self.transcript(required_str(input, "session")?)?;
+        let offset = input.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let limit = input
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(READ_DEFAULT_LINES, |l| l as usize);
+        let text = transcript_text(&source.path)
+            .map_err(|e| Refusal::Failed(None, format!("{}: {e}", source.session)))?;
+        let lines: Vec<String> = text
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(limit)
+            .map(|(n, line)| format!("{}: {}", n + 1, clip(line, 2000)))
+            .collect();
+        let output = if lines.is_empty() {
+            "(no more lines)".to_owned()
+        } else {
+            lines.join("\n")
+        };
+        Ok(ToolOutcome::ok(
+            Some(format!("transcripts/{}", source.session)),
+            output,
+        ))
+    }
+
+    /// Lines of the offered transcripts (or of one `session`) matching `pattern`.
+    fn transcript_grep(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+        let pattern = required_str(input, "pattern")?;
+        let regex = regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| Refusal::Failed(None, format!("invalid pattern: {e}")))?;
+        let sources: Vec<&TranscriptSource> = match optional_str(input, "session") {
+            Some(session) => vec![self.transcript(session)?],
+            None => self.transcripts.iter().collect(),
+        };
+        let mut matches = Vec::new();
+        'sessions: for source in sources {
+            let Ok(text) = transcript_text(&source.path) else {
+                continue;
+            };
+            for (n, line) in text.iter().enumerate() {
+                if regex.is_match(line) {
+                    if matches.len() == GREP_MAX_MATCHES {
+                        break 'sessions;
+                    }
+                    matches.push(format!("{}:{}: {}", source.session, n + 1, clip(line, 300)));
+                }
+            }
+        }
+        let output = if matches.is_empty() {
+            "No matches.".to_owned()
+        } else {
+            matches.join("\n")
+        };
+        Ok(ToolOutcome::ok(None, output))
+    }
+
+    fn transcript(&self, session: &str) -> Result<&TranscriptSource, Refusal> {
+        self.transcripts
+            .iter()
+            .find(|t| t.session == session)
+            .ok_or_else(|| {
+                Refusal::Denied(format!(
+                    "{session}: not a session offered to this run (offered: {})",
+                    self.transcripts
+                        .iter()
+                        .map(|t| t.session.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+
     fn glob(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
         let pattern = required_str(input, "pattern")?;
         if Path::new(pattern).is_absolute() || pattern.split('/').any(|part| part == "..") {
@@ -494,6 +578,76 @@ impl Workspace {
         files.sort();
         files
     }
+}
+
+/// The tools over read-only transcripts, offered when a run has some.
+pub fn transcript_tool_specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "transcript_read".to_owned(),
+            description: "Read a past session's transcript (read-only): one line per record, \
+                          `role: text`. Use offset/limit to page."
+                .to_owned(),
+            input_schema: json!({"type": "object", "properties": {
+                "session": {"type": "string"}, "offset": {"type": "integer"},
+                "limit": {"type": "integer"}}, "required": ["session"]}),
+        },
+        ToolSpec {
+            name: "transcript_grep".to_owned(),
+            description: "Search past sessions' transcripts (read-only) for a regular \
+                          expression, case-insensitive; `session` narrows to one."
+                .to_owned(),
+            input_schema: json!({"type": "object", "properties": {
+                "pattern": {"type": "string"}, "session": {"type": "string"}},
+                "required": ["pattern"]}),
+        },
+    ]
+}
+
+/// A transcript's records as readable lines: `role: text` for messages (text blocks and tool
+/// names), skipping metadata records. Malformed lines are skipped.
+fn transcript_text(path: &Path) -> std::io::Result<Vec<String>> {
+    let raw = fs::read(path)?;
+    let text = String::from_utf8_lossy(&raw);
+    let mut lines = Vec::new();
+    for record in text.lines() {
+        let Ok(value) = serde_json::from_str::<Value>(record.trim_start_matches('\u{feff}')) else {
+            continue;
+        };
+        let Some(kind) = value.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        if !matches!(kind, "user" | "assistant") {
+            continue;
+        }
+        let content = &value["message"]["content"];
+        let mut parts: Vec<String> = Vec::new();
+        match content {
+            Value::String(text) => parts.push(text.clone()),
+            Value::Array(blocks) => {
+                for block in blocks {
+                    match block.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            if let Some(t) = block.get("text").and_then(Value::as_str) {
+                                parts.push(t.to_owned());
+                            }
+                        }
+                        Some("tool_use") => {
+                            if let Some(name) = block.get("name").and_then(Value::as_str) {
+                                parts.push(format!("[tool {name}]"));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !parts.is_empty() {
+            lines.push(format!("{kind}: {}", parts.join(" ").replace('\n', " ")));
+        }
+    }
+    Ok(lines)
 }
 
 /// Why `confined_path` refused, in words for the model (the root is named, not repeated).
