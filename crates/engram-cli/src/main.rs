@@ -5,8 +5,9 @@
 //! columns, colour on a terminal) or, with `--json`, the engine's own types serialized with
 //! camelCase keys — that JSON is a stable interface.
 //!
-//! Exit codes: 0 success, 1 `lint` found errors, 2 bad usage or bad input (one line on stderr,
-//! `engram: <error>`, naming the file and line where there is one).
+//! Exit codes: 0 success, 1 `lint` found errors or a dream failed, 130 a dream was killed, 2 bad
+//! usage or bad input (one line on stderr, `engram: <error>`, naming the file and line where
+//! there is one).
 
 mod commands;
 mod output;
@@ -63,6 +64,10 @@ enum Command {
     Hook(commands::hook::Args),
     /// Install, remove or check Engram's hooks in Claude Code's settings.json.
     Hooks(commands::hooks::Args),
+    /// Consolidate memory as Claude Code's auto-dream does, with every change reviewable.
+    Dream(commands::dream::Args),
+    /// Review the change sets dreams staged: list, show, apply, reject, undo.
+    Changes(commands::changes::Args),
 }
 
 fn main() -> ExitCode {
@@ -85,10 +90,13 @@ fn main() -> ExitCode {
         Command::Recall(args) => commands::recall::run(&context, args),
         Command::Hook(args) => commands::hook::run(&context, args),
         Command::Hooks(args) => commands::hooks::run(&context, args),
+        Command::Dream(args) => commands::dream::run(&context, args),
+        Command::Changes(args) => commands::changes::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
-        Ok(Status::Findings) => ExitCode::from(1),
+        Ok(Status::Findings | Status::Failed) => ExitCode::from(1),
+        Ok(Status::Killed) => ExitCode::from(130),
         Err(error) => {
             output::error_line(&error.to_string());
             ExitCode::from(2)

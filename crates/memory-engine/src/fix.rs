@@ -339,7 +339,7 @@ fn link_exists(root: &Path, dir: &str, link: &str) -> bool {
 }
 
 /// `team/deploy-freeze.md` → `deploy-freeze`.
-fn file_stem(rel: &str) -> String {
+pub(crate) fn file_stem(rel: &str) -> String {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     name.strip_suffix(".md").unwrap_or(name).to_owned()
 }

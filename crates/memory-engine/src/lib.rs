@@ -12,6 +12,7 @@ pub mod config;
 pub mod demo;
 pub mod diff;
 pub mod disk;
+pub mod dream;
 pub mod editor;
 pub mod engine;
 pub mod environment;

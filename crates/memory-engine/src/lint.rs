@@ -30,7 +30,7 @@ use crate::memdir::MemoryDir;
 use crate::scan::{self, SCAN_LINE_LIMIT};
 use crate::secrets::scan_secrets;
 
-mod duplicates;
+pub(crate) mod duplicates;
 
 pub const DANGLING_POINTER: &str = "dangling-pointer";
 pub const ORPHAN_FILE: &str = "orphan-file";

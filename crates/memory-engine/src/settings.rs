@@ -194,6 +194,15 @@ impl ClaudeSettings {
         self.flag(AUTO_DREAM_ENABLED)
     }
 
+    /// `autoDreamEnabled` from the highest-priority *trusted* file that sets it: a cloned repo's
+    /// `.claude/settings.json` must not switch on background rewrites of someone's memory.
+    pub fn auto_dream_enabled_trusted(&self) -> Option<bool> {
+        self.files
+            .iter()
+            .filter(|file| file.scope.is_trusted())
+            .find_map(|file| file.values.get(AUTO_DREAM_ENABLED).and_then(Value::as_bool))
+    }
+
     /// `autoMemoryDirectory` from the highest-priority *trusted* file that sets it, unvalidated
     /// (see [`crate::paths::validate_memory_path`]). The project file is never consulted.
     pub fn auto_memory_directory(&self) -> Option<TrustedSetting<'_>> {

@@ -1,6 +1,8 @@
 //! The subcommands, one module each, and what they share: the global flags and the [`Context`]
 //! that turns them into an engine and a memory dir.
 
+pub mod changes;
+pub mod dream;
 pub mod forget;
 pub mod history;
 pub mod hook;
@@ -64,6 +66,10 @@ pub enum Status {
     Success,
     /// The command ran, and what it checked has errors (`lint`): exit code 1.
     Findings,
+    /// The job it ran failed (a dream): exit code 1.
+    Failed,
+    /// The job it ran was killed (SIGINT/SIGTERM): exit code 130.
+    Killed,
 }
 
 /// The engine plus the global flags, shared by every command.

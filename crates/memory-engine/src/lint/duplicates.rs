@@ -25,7 +25,7 @@ use crate::scan;
 const DIFF_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// A topic file's description + body, with a MinHash signature of its word 3-shingles.
-pub(super) struct Candidate {
+pub(crate) struct Candidate {
     file: String,
     text: String,
     signature: [u64; SIGNATURE],
@@ -47,7 +47,7 @@ const MIN_AGREEING: usize = 10;
 const MAX_BUCKET_PAIRS: usize = 4;
 
 impl Candidate {
-    pub(super) fn new(file: String, text: String) -> Self {
+    pub(crate) fn new(file: String, text: String) -> Self {
         let signature = signature(&text);
         Candidate {
             file,
@@ -208,7 +208,7 @@ fn is_candidate(a: &Candidate, b: &Candidate) -> bool {
 
 /// The duplicate findings among `memories`: one per file joining a group of near-duplicates,
 /// named with the file it duplicates.
-pub(super) fn find_duplicates(memories: &[Candidate]) -> Vec<Finding> {
+pub(crate) fn find_duplicates(memories: &[Candidate]) -> Vec<Finding> {
     let candidates = candidate_pairs(memories);
     // Stage 2 for every candidate, on every core: it is most of the work, and independent.
     let reachable = scan::map_parallel(&candidates, LcsBound::default, |bound, &(i, j)| {

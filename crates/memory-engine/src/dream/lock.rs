@@ -1,0 +1,469 @@
+//! Claude Code's consolidation lock, `<memory dir>/.consolidate-lock`, byte- and
+//! mtime-compatible (FORMATS.md §8): its mtime is the last consolidation time, its body the
+//! holder's PID as decimal text.
+//!
+//! - Held only while its mtime is less than an hour old AND its PID is alive (`kill(pid, 0)`;
+//!   EPERM is alive, PID ≤ 1 dead). Otherwise it is reclaimed: write our PID, read it back, and
+//!   lose if another writer's PID is there.
+//! - Success leaves the mtime at the completion time. Failure or a kill rolls back: no lock before
+//!   → the file is deleted; else its body is emptied and its mtime and atime set back to the prior
+//!   value, to the second, as Claude Code's `utimes` does.
+//! - "Write, read back" alone lets two processes that reclaim at the same instant both win; Engram
+//!   processes therefore also hold an advisory lock on a per-project file in Engram's data dir
+//!   for as long as they hold `.consolidate-lock`, so two Engram dreams never overlap. (Claude
+//!   Code does not take it; against Claude Code the PID protocol is what there is.)
+
+use std::fs::{self, File, FileTimes};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fs4::fs_std::FileExt;
+use serde::Serialize;
+
+use crate::error::{Error, IoResultExt, Result};
+use crate::staleness::iso_time;
+
+pub const LOCK_FILE: &str = ".consolidate-lock";
+/// A holder older than this is presumed gone (PIDs get reused).
+pub const HOLDER_STALE: Duration = Duration::from_secs(60 * 60);
+
+/// What `.consolidate-lock` says now.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockInfo {
+    pub path: PathBuf,
+    pub exists: bool,
+    /// The holder's PID, when the body holds one.
+    pub pid: Option<u32>,
+    /// Whether that PID is a live process.
+    pub alive: bool,
+    /// The last consolidation time (the file's mtime), ISO 8601 UTC.
+    pub mtime: Option<String>,
+    #[serde(skip)]
+    pub mtime_ms: Option<i64>,
+}
+
+impl LockInfo {
+    /// Held by someone: less than an hour old and its PID alive.
+    pub fn is_held(&self, now: SystemTime) -> bool {
+        let fresh = self
+            .mtime_ms
+            .is_some_and(|mtime| epoch_ms(now) - mtime < HOLDER_STALE.as_millis() as i64);
+        self.exists && self.alive && fresh
+    }
+}
+
+/// Reads the lock of `memory_dir`.
+pub fn inspect(memory_dir: &Path) -> Result<LockInfo> {
+    let path = memory_dir.join(LOCK_FILE);
+    let meta = match fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(LockInfo {
+                path,
+                exists: false,
+                pid: None,
+                alive: false,
+                mtime: None,
+                mtime_ms: None,
+            })
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let mtime = meta.modified().at(&path)?;
+    let body = fs::read(&path).at(&path)?;
+    let pid = parse_pid(&body);
+    Ok(LockInfo {
+        exists: true,
+        alive: pid.is_some_and(pid_alive),
+        pid,
+        mtime: Some(iso_time(mtime)),
+        mtime_ms: Some(epoch_ms(mtime)),
+        path,
+    })
+}
+
+/// What [`try_acquire`] got.
+#[derive(Debug)]
+pub enum Acquire {
+    Acquired(ConsolidationLock),
+    /// Someone holds it: a live process with a fresh lock, or another Engram process.
+    Held(LockInfo),
+}
+
+/// The lock, held. Dropped without [`ConsolidationLock::complete`], it rolls back.
+#[derive(Debug)]
+pub struct ConsolidationLock {
+    path: PathBuf,
+    pid: u32,
+    prior_mtime_ms: i64,
+    done: bool,
+    /// Held open for the lock's whole life: Engram processes take turns on it.
+    _engram: File,
+}
+
+/// Takes the lock of `memory_dir` for process `pid` at `now`, unless someone holds it.
+/// `engram_lock` is the advisory lock file of this memory dir in Engram's data dir — one per
+/// memory dir, not per project folder: a repo's worktrees share one memory dir.
+pub fn try_acquire(
+    memory_dir: &Path,
+    now: SystemTime,
+    pid: u32,
+    engram_lock: &Path,
+) -> Result<Acquire> {
+    if let Some(dir) = engram_lock.parent() {
+        fs::create_dir_all(dir).at(dir)?;
+    }
+    let engram = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(engram_lock)
+        .at(engram_lock)?;
+    if !FileExt::try_lock_exclusive(&engram).at(engram_lock)? {
+        return Ok(Acquire::Held(inspect(memory_dir)?));
+    }
+    let info = inspect(memory_dir)?;
+    if info.is_held(now) && info.pid != Some(pid) {
+        return Ok(Acquire::Held(info));
+    }
+    let prior_mtime_ms = info.mtime_ms.unwrap_or(0);
+    let path = memory_dir.join(LOCK_FILE);
+    // Atomically, so a Claude Code reading at this instant never sees an empty body.
+    crate::disk::atomic_write(&path, pid.to_string().as_bytes())?;
+    set_times(&path, now)?;
+    // Another process may have reclaimed it at the same instant: the last writer wins.
+    if parse_pid(&fs::read(&path).at(&path)?) != Some(pid) {
+        return Ok(Acquire::Held(inspect(memory_dir)?));
+    }
+    Ok(Acquire::Acquired(ConsolidationLock {
+        path,
+        pid,
+        prior_mtime_ms,
+        done: false,
+        _engram: engram,
+    }))
+}
+
+impl ConsolidationLock {
+    /// The last consolidation before this one (ms since the epoch; 0: never).
+    pub fn prior_mtime_ms(&self) -> i64 {
+        self.prior_mtime_ms
+    }
+
+    /// The dream succeeded: the mtime becomes `now`, the last consolidation.
+    pub fn complete(mut self, now: SystemTime) -> Result<()> {
+        self.done = true;
+        if !self.still_ours()? {
+            return Ok(());
+        }
+        set_times(&self.path, now)
+    }
+
+    /// The dream failed or was killed: back to how it was before.
+    pub fn rollback(mut self) -> Result<()> {
+        self.done = true;
+        if !self.still_ours()? {
+            return Ok(());
+        }
+        rollback_to_path(&self.path, self.prior_mtime_ms)
+    }
+
+    /// Whether the lock still names this process. A dream that ran past the hour may have had
+    /// its lock reclaimed (by Claude Code, say): that holder's lock is not ours to touch.
+    fn still_ours(&self) -> Result<bool> {
+        match fs::read(&self.path) {
+            Ok(body) => Ok(parse_pid(&body) == Some(self.pid)),
+            // Deleted meanwhile: completing or rolling back recreates what it should say.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+}
+
+impl Drop for ConsolidationLock {
+    fn drop(&mut self) {
+        if !self.done && self.still_ours().unwrap_or(false) {
+            let _ = rollback_to_path(&self.path, self.prior_mtime_ms);
+        }
+    }
+}
+
+/// Rolls `memory_dir`'s lock back to `prior_mtime_ms` for a holder that cannot (it died).
+pub fn rollback_to(memory_dir: &Path, prior_mtime_ms: i64) -> Result<()> {
+    rollback_to_path(&memory_dir.join(LOCK_FILE), prior_mtime_ms)
+}
+
+fn rollback_to_path(path: &Path, prior_mtime_ms: i64) -> Result<()> {
+    if prior_mtime_ms <= 0 {
+        return match fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+            _ => Ok(()),
+        };
+    }
+    fs::write(path, "").at(path)?;
+    let seconds = u64::try_from(prior_mtime_ms / 1000).unwrap_or(0);
+    set_times(path, UNIX_EPOCH + Duration::from_secs(seconds))
+}
+
+fn set_times(path: &Path, at: SystemTime) -> Result<()> {
+    let file = match fs::OpenOptions::new().write(true).open(path) {
+        Ok(file) => file,
+        // Deleted while held: the lock's mtime is the record of the consolidation.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            fs::write(path, "").at(path)?;
+            fs::OpenOptions::new().write(true).open(path).at(path)?
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    file.set_times(FileTimes::new().set_accessed(at).set_modified(at))
+        .at(path)
+}
+
+fn parse_pid(body: &[u8]) -> Option<u32> {
+    std::str::from_utf8(body).ok()?.trim().parse().ok()
+}
+
+/// Whether `pid` is a live process (`kill(pid, 0)`); PID ≤ 1 counts as dead.
+pub fn pid_alive(pid: u32) -> bool {
+    if pid <= 1 {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        match rustix::process::test_kill_process(pid) {
+            Ok(()) => true,
+            Err(e) => e == rustix::io::Errno::PERM,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+/// Asks process `pid` to stop (SIGTERM): how `engram dream kill` reaches a dream running in
+/// another Engram process, which then rolls its lock back itself.
+pub fn terminate(pid: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let target = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+            .ok_or_else(|| Error::InvalidInput(format!("{pid}: not a process id")))?;
+        rustix::process::kill_process(target, rustix::process::Signal::TERM)
+            .map_err(|e| Error::InvalidInput(format!("cannot stop process {pid}: {e}")))
+    }
+    #[cfg(not(unix))]
+    {
+        Err(Error::InvalidInput(format!(
+            "stopping process {pid} is not supported on this platform"
+        )))
+    }
+}
+
+/// Milliseconds since the epoch (0 before it).
+pub fn epoch_ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Child, Command};
+
+    use super::*;
+
+    struct Dir {
+        _temp: tempfile::TempDir,
+        memory: PathBuf,
+        engram_lock: PathBuf,
+    }
+
+    fn dir() -> Dir {
+        let temp = tempfile::tempdir().expect("temp");
+        let memory = temp.path().join("memory");
+        fs::create_dir_all(&memory).expect("mkdir");
+        let engram_lock = temp.path().join("engram/dream/p/engram.lock");
+        Dir {
+            _temp: temp,
+            memory,
+            engram_lock,
+        }
+    }
+
+    /// A lock written as Claude Code writes it: the PID, then the mtime set.
+    fn claude_lock(dir: &Path, pid: u32, mtime: SystemTime) {
+        let path = dir.join(LOCK_FILE);
+        fs::write(&path, pid.to_string()).expect("write");
+        set_times(&path, mtime).expect("utimes");
+    }
+
+    fn sleeper() -> Child {
+        Command::new("sleep").arg("30").spawn().expect("sleep")
+    }
+
+    fn dead_pid() -> u32 {
+        let mut child = Command::new("true").spawn().expect("true");
+        let pid = child.id();
+        child.wait().expect("wait");
+        pid
+    }
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    const NOW: u64 = 1_800_000_000;
+
+    #[test]
+    fn a_live_foreign_pid_with_a_fresh_lock_blocks_and_is_read_as_claude_writes_it() {
+        let d = dir();
+        let mut holder = sleeper();
+        claude_lock(&d.memory, holder.id(), at(NOW - 600));
+        let info = inspect(&d.memory).expect("inspect");
+        assert_eq!(info.pid, Some(holder.id()));
+        assert!(info.alive && info.exists);
+        assert_eq!(info.mtime_ms, Some(((NOW - 600) * 1000) as i64));
+        match try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try") {
+            Acquire::Held(info) => assert_eq!(info.pid, Some(holder.id())),
+            Acquire::Acquired(_) => panic!("a live holder's fresh lock must block"),
+        }
+        assert_eq!(
+            fs::read_to_string(d.memory.join(LOCK_FILE)).expect("read"),
+            holder.id().to_string(),
+            "untouched"
+        );
+        holder.kill().expect("kill");
+        holder.wait().expect("wait");
+    }
+
+    #[test]
+    fn a_lock_older_than_an_hour_or_held_by_a_dead_pid_is_reclaimed() {
+        let d = dir();
+        let mut holder = sleeper();
+        claude_lock(&d.memory, holder.id(), at(NOW - 2 * 3600));
+        let Acquire::Acquired(lock) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("a lock 2 h old is stale");
+        };
+        assert_eq!(lock.prior_mtime_ms(), ((NOW - 2 * 3600) * 1000) as i64);
+        assert_eq!(
+            fs::read_to_string(d.memory.join(LOCK_FILE)).expect("read"),
+            "4242"
+        );
+        lock.rollback().expect("rollback");
+        holder.kill().expect("kill");
+        holder.wait().expect("wait");
+
+        claude_lock(&d.memory, dead_pid(), at(NOW - 60));
+        assert!(
+            matches!(
+                try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try"),
+                Acquire::Acquired(_)
+            ),
+            "a dead holder's lock is reclaimed"
+        );
+    }
+
+    #[test]
+    fn rollback_restores_the_mtime_to_the_second_and_empties_the_body() {
+        let d = dir();
+        let prior = UNIX_EPOCH + Duration::from_millis(1_700_000_123_456);
+        claude_lock(&d.memory, dead_pid(), prior);
+        let Acquire::Acquired(lock) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("reclaimable");
+        };
+        lock.rollback().expect("rollback");
+        let path = d.memory.join(LOCK_FILE);
+        // Stat before reading: a read may move the atime on.
+        let meta = fs::metadata(&path).expect("stat");
+        assert_eq!(meta.modified().expect("mtime"), at(1_700_000_123));
+        assert_eq!(meta.accessed().expect("atime"), at(1_700_000_123));
+        assert_eq!(fs::read_to_string(&path).expect("read"), "");
+    }
+
+    #[test]
+    fn rollback_without_a_prior_lock_deletes_it_and_a_drop_rolls_back() {
+        let d = dir();
+        let Acquire::Acquired(lock) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("free");
+        };
+        assert_eq!(lock.prior_mtime_ms(), 0);
+        drop(lock);
+        assert!(
+            !d.memory.join(LOCK_FILE).exists(),
+            "no lock before: deleted"
+        );
+    }
+
+    #[test]
+    fn success_leaves_the_mtime_at_completion() {
+        let d = dir();
+        let Acquire::Acquired(lock) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("free");
+        };
+        lock.complete(at(NOW + 90)).expect("complete");
+        let info = inspect(&d.memory).expect("inspect");
+        assert_eq!(info.mtime_ms, Some(((NOW + 90) * 1000) as i64));
+        assert_eq!(info.pid, Some(4242));
+    }
+
+    #[test]
+    fn a_second_engram_holder_is_refused_while_the_first_holds_it() {
+        let d = dir();
+        let Acquire::Acquired(first) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("free");
+        };
+        // Same PID (one process, two attempts), so only the Engram lock can refuse it.
+        assert!(matches!(
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try"),
+            Acquire::Held(_)
+        ));
+        first.rollback().expect("rollback");
+        assert!(matches!(
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try"),
+            Acquire::Acquired(_)
+        ));
+    }
+
+    #[test]
+    fn a_lock_reclaimed_by_someone_else_is_not_rolled_back_or_completed_by_us() {
+        let d = dir();
+        let Acquire::Acquired(lock) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("free");
+        };
+        // Past the hour, Claude Code reclaimed it.
+        claude_lock(&d.memory, 777, at(NOW + 3700));
+        lock.rollback().expect("rollback");
+        let info = inspect(&d.memory).expect("inspect");
+        assert_eq!(info.pid, Some(777), "their lock stays");
+        assert_eq!(info.mtime_ms, Some(((NOW + 3700) * 1000) as i64));
+    }
+
+    #[test]
+    fn pids_at_or_below_one_are_dead_and_this_process_is_alive() {
+        assert!(!pid_alive(0));
+        assert!(!pid_alive(1));
+        assert!(pid_alive(std::process::id()));
+        assert!(!pid_alive(dead_pid()));
+    }
+}

@@ -1,0 +1,253 @@
+//! Dreams: consolidating a project's memory the way Claude Code's auto-dream does, but where the
+//! person sees and controls it. Read top to bottom, a dream goes
+//! scheduler → gates → lock → run → change set → review → apply → history:
+//!
+//! - [`schedule`]: which enabled projects are due, one dream at a time (the tray, or
+//!   `engram dream run --if-due --all-projects` from cron).
+//! - [`gates`]: enabled → hours since the last consolidation → the scan throttle → sessions
+//!   since → the lock, cheapest first (FORMATS.md §8).
+//! - [`lock`]: Claude Code's `.consolidate-lock`, byte- and mtime-compatible, so an Engram dream
+//!   and a Claude Code dream never run at once; Engram processes also take turns.
+//! - [`run`]: the run itself, with a model through the confined agent loop ([`prompt`]) or
+//!   offline ([`offline`]), tracked as a [`task::DreamTask`]; it only ever stages writes.
+//! - Its change set is kept in staging ([`crate::staging`]) for review — or, under the `auto`
+//!   policy, applied at once except protected changes — and every applied file is recorded in
+//!   history with the change set's id, so the whole dream can be undone.
+//!
+//! A kill (or a crash) leaves the memory dir untouched and rolls the lock back, so the next gate
+//! check behaves as if the dream never ran.
+
+pub mod gates;
+pub mod lock;
+pub mod offline;
+pub mod prompt;
+pub mod run;
+pub mod schedule;
+pub mod task;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::{Config, DreamPolicy};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+pub use gates::{BlockedBy, DreamStatus};
+pub use run::{DreamOptions, DreamOutcome};
+pub use task::{DreamEvent, DreamEventKind, DreamPhase, DreamTask, DreamTurn, TaskStatus};
+
+/// Default hours between consolidations.
+pub const DEFAULT_MIN_HOURS: f64 = 24.0;
+/// Default sessions since the last consolidation.
+pub const DEFAULT_MIN_SESSIONS: usize = 5;
+/// Default tokens a model dream may spend.
+pub const DEFAULT_TOKEN_BUDGET: u64 = 400_000;
+/// Model turns a dream may take.
+pub const MAX_TURNS: usize = 30;
+
+/// One project a dream can run on: where its memory and its transcripts are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamTarget {
+    /// The project's folder name under `<claude home>/projects/`: the key of its settings.
+    pub project: String,
+    pub memory_dir: PathBuf,
+    pub transcripts_dir: PathBuf,
+    /// The project's working dir, when known: its local settings may enable dreams.
+    pub cwd: Option<PathBuf>,
+}
+
+/// A project's dream settings as they apply.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamSettings {
+    pub enabled: bool,
+    /// Where `enabled` comes from: `engram` (its own setting), `claude` (Claude Code's
+    /// `autoDreamEnabled` in trusted settings) or `default` (off).
+    pub enabled_source: String,
+    pub policy: DreamPolicy,
+    pub min_hours: f64,
+    pub min_sessions: usize,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub token_budget: u64,
+    /// Whether the background scheduler runs (not paused).
+    pub background: bool,
+}
+
+impl Engine {
+    /// The dream target of the project Claude Code would use in `cwd`.
+    pub fn dream_target_for_cwd(&self, cwd: &Path) -> Result<DreamTarget> {
+        let resolution = self.resolve_memory_dir(cwd)?;
+        let project = project_key(&resolution.memory_dir, &resolution.transcripts_dir);
+        Ok(DreamTarget {
+            project,
+            memory_dir: resolution.memory_dir,
+            transcripts_dir: resolution.transcripts_dir,
+            cwd: Some(cwd.to_path_buf()),
+        })
+    }
+
+    /// The dream target of a project by its folder name (as the Projects view names it).
+    pub fn dream_target(&self, project: &str) -> Result<DreamTarget> {
+        let memory_dir = self.project_memory_dir_checked(project)?;
+        let transcripts_dir = self.project_transcripts_dir_of(project);
+        let cwd = crate::projects::project_path(project, &transcripts_dir);
+        Ok(DreamTarget {
+            project: project.to_owned(),
+            memory_dir,
+            transcripts_dir,
+            cwd,
+        })
+    }
+
+    /// Every project Claude Code has seen, as dream targets.
+    pub fn dream_targets(&self) -> Result<Vec<DreamTarget>> {
+        self.project_names()?
+            .iter()
+            .map(|name| self.dream_target(name))
+            .collect()
+    }
+
+    /// The dream settings of `target`: Engram's own per-project setting, else Claude Code's
+    /// `autoDreamEnabled` from trusted settings, else off.
+    pub fn dream_settings(&self, target: &DreamTarget) -> Result<DreamSettings> {
+        let config = self.load_config()?;
+        Ok(self.dream_settings_in(&config, target))
+    }
+
+    pub(crate) fn dream_settings_in(&self, config: &Config, target: &DreamTarget) -> DreamSettings {
+        let own = config.dream.projects.get(&target.project);
+        let claude = || {
+            target
+                .cwd
+                .as_deref()
+                .and_then(|cwd| self.claude_settings(cwd).auto_dream_enabled_trusted())
+                .or_else(|| {
+                    // No working dir known: the user's own settings still speak.
+                    crate::settings::read_settings_file(&self.claude_home().join("settings.json"))
+                        .ok()
+                        .flatten()
+                        .and_then(|values| {
+                            values
+                                .get(crate::settings::AUTO_DREAM_ENABLED)
+                                .and_then(serde_json::Value::as_bool)
+                        })
+                })
+        };
+        let (enabled, enabled_source) = match own.and_then(|p| p.enabled) {
+            Some(enabled) => (enabled, "engram"),
+            None => match claude() {
+                Some(enabled) => (enabled, "claude"),
+                None => (false, "default"),
+            },
+        };
+        DreamSettings {
+            enabled,
+            enabled_source: enabled_source.to_owned(),
+            policy: own.and_then(|p| p.policy).unwrap_or_default(),
+            min_hours: config.dream.min_hours.unwrap_or(DEFAULT_MIN_HOURS),
+            min_sessions: config.dream.min_sessions.unwrap_or(DEFAULT_MIN_SESSIONS),
+            token_budget: config.dream.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET),
+            background: config.dream.background.unwrap_or(true),
+        }
+    }
+
+    /// The gates of `target` now, read only (`engram dream status`).
+    pub fn dream_status(&self, target: &DreamTarget) -> Result<DreamStatus> {
+        let settings = self.dream_settings(target)?;
+        let state = self.dream_state_dir(&target.project)?;
+        gates::check(
+            gates::GateInputs {
+                project: &target.project,
+                memory_dir: &target.memory_dir,
+                transcripts_dir: &target.transcripts_dir,
+                config: gates::GateConfig {
+                    enabled: settings.enabled,
+                    min_hours: settings.min_hours,
+                    min_sessions: settings.min_sessions,
+                    ..gates::GateConfig::default()
+                },
+                now: self.clock().now(),
+                current_session: None,
+                throttle_file: &state.join("last-scan"),
+            },
+            gates::CheckMode::Inspect,
+        )
+    }
+
+    /// Sets a project's own dream switch and policy in `config.toml` (`None` leaves a value as
+    /// it is) and returns the settings as they now apply.
+    pub fn set_dream_settings(
+        &self,
+        target: &DreamTarget,
+        enabled: Option<bool>,
+        policy: Option<DreamPolicy>,
+    ) -> Result<DreamSettings> {
+        let mut config = self.load_config()?;
+        let entry = config
+            .dream
+            .projects
+            .entry(target.project.clone())
+            .or_default();
+        if enabled.is_some() {
+            entry.enabled = enabled;
+        }
+        if policy.is_some() {
+            entry.policy = policy;
+        }
+        self.save_config(&config)?;
+        Ok(self.dream_settings_in(&config, target))
+    }
+
+    /// Pauses or resumes the background scheduler.
+    pub fn set_background_dreams(&self, on: bool) -> Result<()> {
+        let mut config = self.load_config()?;
+        config.dream.background = Some(on);
+        self.save_config(&config)
+    }
+
+    /// The advisory lock Engram processes take turns on while one of them holds a memory dir's
+    /// `.consolidate-lock`: one per memory dir (a repo's worktrees share one).
+    pub(crate) fn dream_lock_file(&self, memory_dir: &Path) -> PathBuf {
+        let key = crate::disk::content_hash(
+            crate::disk::resolved_path(memory_dir)
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        self.engram_home()
+            .join("locks")
+            .join(format!("dream-{}.lock", &key[..16]))
+    }
+
+    /// Engram's own per-project dream state dir (throttle, the running task, past runs): in its
+    /// data dir, never in the memory dir.
+    pub(crate) fn dream_state_dir(&self, project: &str) -> Result<PathBuf> {
+        if project.is_empty() || project.contains(['/', '\\', '\0']) || project == ".." {
+            return Err(Error::InvalidInput(format!(
+                "{project}: not a project name"
+            )));
+        }
+        Ok(self.engram_home().join("dream").join(project))
+    }
+}
+
+/// The settings key of a project: the folder holding its memory dir when that is Claude Code's
+/// default place (`<base>/projects/<key>/memory`), else its transcripts folder's name.
+fn project_key(memory_dir: &Path, transcripts_dir: &Path) -> String {
+    let from_memory = (memory_dir.file_name().is_some_and(|n| n == "memory"))
+        .then(|| memory_dir.parent())
+        .flatten()
+        .filter(|parent| {
+            parent
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "projects")
+        })
+        .and_then(Path::file_name);
+    from_memory
+        .or_else(|| transcripts_dir.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

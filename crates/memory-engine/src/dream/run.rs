@@ -1,0 +1,511 @@
+//! One dream, start to end: gates (unless forced) → the lock → the run (a model through the
+//! confined agent loop, or offline) → its change set staged → applied at once under the `auto`
+//! policy or `--apply` (protected changes always wait) → the lock completed.
+//!
+//! The run only ever stages: a kill (the job's token), a crash, a failure or a spent token budget
+//! leaves the memory dir exactly as it was and rolls the lock back to its prior mtime. While it
+//! runs, `<engram home>/dream/<project>/task.json` holds the task (so `engram dream kill` and the
+//! app can find it); every finished run is appended to `runs.jsonl` beside it.
+
+use std::fs;
+use std::io::Write;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::gates::{self, BlockedBy, CheckMode, GateInputs};
+use super::lock::{self, Acquire};
+use super::task::{DreamEvent, DreamEventKind, DreamTask, DreamTurn, TaskStatus};
+use super::{offline, prompt, DreamTarget, MAX_TURNS};
+use crate::agent_loop::{
+    run_agent, AgentEvent, AgentOptions, FinishReason, ToolDecision, TranscriptSource,
+};
+use crate::changeset::ChangeSet;
+use crate::config::{DreamPolicy, LlmOverrides};
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::job::CancellationToken;
+use crate::llm::{Client, Usage};
+use crate::staging::ChangeSource;
+use crate::staleness::iso_time;
+
+/// How to run a dream.
+#[derive(Debug, Clone, Default)]
+pub struct DreamOptions {
+    /// Skip the gates (not the lock).
+    pub force: bool,
+    /// Override the project's policy: `Some(Review)` stages everything (`--stage`), `Some(Auto)`
+    /// applies all but protected changes (`--apply`).
+    pub policy: Option<DreamPolicy>,
+    /// The model to use (`--provider`); default: `config.toml`'s, offline when none.
+    pub llm: LlmOverrides,
+    /// The session running this, excluded from the sessions gate (a hook's session).
+    pub current_session: Option<String>,
+    /// Run as the scheduler does: the gates record the scan time (the throttle).
+    pub scheduled: bool,
+}
+
+/// What a dream did, as `engram dream run --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamOutcome {
+    pub task_id: String,
+    pub status: TaskStatus,
+    pub blocked_by: Option<BlockedBy>,
+    /// The staged change set, if the dream changed anything.
+    pub change_set: Option<String>,
+    pub summary: String,
+    pub tokens: Usage,
+    /// The whole task, for the app.
+    #[serde(skip)]
+    pub task: DreamTask,
+}
+
+impl Engine {
+    /// Runs one dream on `target`. `on_event` sees the task start, each turn, each file touched
+    /// and the end. Cancelling `cancel` kills the dream: nothing lands, the lock rolls back.
+    /// A dream blocked by its gates or the lock is `skipped`, not an error.
+    pub async fn run_dream(
+        &self,
+        target: &DreamTarget,
+        options: &DreamOptions,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(DreamEvent) + Send,
+    ) -> Result<DreamOutcome> {
+        let started = Instant::now();
+        let engine = self.clone();
+        let (target_c, options_c) = (target.clone(), options.clone());
+        // Config, settings, gates and the key (keyring: D-Bus) off the async threads.
+        let prepared =
+            tokio::task::spawn_blocking(move || engine.prepare_dream(&target_c, &options_c))
+                .await
+                .map_err(|e| Error::InvalidInput(format!("dream worker failed: {e}")))??;
+        let Prepared {
+            mut task,
+            held,
+            client,
+            token_budget,
+            policy,
+            sessions,
+        } = match prepared {
+            Ready::Skipped(task, blocked) => {
+                let task = *task;
+                self.finish_task(&task)?;
+                on_event(DreamEvent {
+                    kind: DreamEventKind::Finished,
+                    task: task.clone(),
+                });
+                return Ok(DreamOutcome {
+                    task_id: task.id.clone(),
+                    status: TaskStatus::Skipped,
+                    blocked_by: Some(blocked),
+                    change_set: None,
+                    summary: task.summary.clone().unwrap_or_default(),
+                    tokens: Usage::default(),
+                    task,
+                });
+            }
+            Ready::Go(prepared) => *prepared,
+        };
+        on_event(DreamEvent {
+            kind: DreamEventKind::Started,
+            task: task.clone(),
+        });
+
+        let result = match &client {
+            Some(client) => {
+                self.model_run(
+                    client.as_ref(),
+                    target,
+                    &sessions,
+                    token_budget,
+                    cancel,
+                    &mut task,
+                    &started,
+                    &mut on_event,
+                )
+                .await
+            }
+            None => self.offline_run(target, &mut task, &mut on_event),
+        };
+        task.elapsed_ms = elapsed_ms(&started);
+        let outcome = match result {
+            Ok(set) if cancel.is_cancelled() => Err((TaskStatus::Killed, set_len_note(&set))),
+            Ok(set) => self
+                .land(target, &mut task, &set, policy)
+                .map_err(|e| (TaskStatus::Failed, e.to_string())),
+            Err(Error::Cancelled) => Err((TaskStatus::Killed, "killed".to_owned())),
+            Err(e) => Err((TaskStatus::Failed, e.to_string())),
+        };
+        match outcome {
+            Ok(()) => {
+                held.complete(self.clock().now())?;
+                task.status = TaskStatus::Completed;
+            }
+            Err((status, message)) => {
+                // Nothing was applied: the next gate check must behave as if this never ran.
+                held.rollback()?;
+                task.status = status;
+                task.error = Some(message);
+            }
+        }
+        task.elapsed_ms = elapsed_ms(&started);
+        self.finish_task(&task)?;
+        on_event(DreamEvent {
+            kind: DreamEventKind::Finished,
+            task: task.clone(),
+        });
+        Ok(DreamOutcome {
+            task_id: task.id.clone(),
+            status: task.status,
+            blocked_by: None,
+            change_set: task.change_set.clone(),
+            summary: task
+                .summary
+                .clone()
+                .or_else(|| task.error.clone())
+                .unwrap_or_default(),
+            tokens: task.tokens,
+            task,
+        })
+    }
+
+    /// Gates, lock, settings and client: everything before the run, in a blocking context.
+    fn prepare_dream(&self, target: &DreamTarget, options: &DreamOptions) -> Result<Ready> {
+        let config = self.load_config()?;
+        let settings = self.dream_settings_in(&config, target);
+        let model = self.llm_client_for(&options.llm)?;
+        let provider = model.settings.provider;
+        let now = self.clock().now();
+        let mut task = DreamTask::new(
+            &target.project,
+            target.memory_dir.clone(),
+            provider.as_str(),
+            iso_time(now),
+        );
+        let state = self.dream_state_dir(&target.project)?;
+        if !options.force {
+            let status = gates::check(
+                GateInputs {
+                    project: &target.project,
+                    memory_dir: &target.memory_dir,
+                    transcripts_dir: &target.transcripts_dir,
+                    config: gates::GateConfig {
+                        enabled: settings.enabled,
+                        min_hours: settings.min_hours,
+                        min_sessions: settings.min_sessions,
+                        ..gates::GateConfig::default()
+                    },
+                    now,
+                    current_session: options.current_session.as_deref(),
+                    throttle_file: &state.join("last-scan"),
+                },
+                if options.scheduled {
+                    CheckMode::Schedule
+                } else {
+                    CheckMode::Inspect
+                },
+            )?;
+            if let Some(blocked) = status.blocked_by {
+                task.status = TaskStatus::Skipped;
+                task.summary = Some(format!("not due: {}", blocked.describe(&status)));
+                return Ok(Ready::Skipped(Box::new(task), blocked));
+            }
+        }
+        fs::create_dir_all(&target.memory_dir).at(&target.memory_dir)?;
+        let held = match lock::try_acquire(
+            &target.memory_dir,
+            now,
+            std::process::id(),
+            &self.dream_lock_file(&target.memory_dir),
+        )? {
+            Acquire::Acquired(held) => held,
+            Acquire::Held(info) => {
+                task.status = TaskStatus::Skipped;
+                task.summary = Some(match info.pid {
+                    Some(pid) => format!("another dream holds the lock (pid {pid})"),
+                    None => "another dream holds the lock".to_owned(),
+                });
+                return Ok(Ready::Skipped(Box::new(task), BlockedBy::Lock));
+            }
+        };
+        task.prior_mtime = Some(held.prior_mtime_ms());
+        let since = held.prior_mtime_ms();
+        let sessions = gates::sessions_touched_since(
+            &target.transcripts_dir,
+            since,
+            options.current_session.as_deref(),
+        )?;
+        task.sessions_reviewing = sessions.clone();
+        task.status = TaskStatus::Running;
+        self.save_running_task(&task)?;
+        Ok(Ready::Go(Box::new(Prepared {
+            task,
+            held,
+            client: model.client,
+            token_budget: settings.token_budget,
+            policy: options.policy.unwrap_or(settings.policy),
+            sessions,
+        })))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn model_run(
+        &self,
+        client: &dyn Client,
+        target: &DreamTarget,
+        sessions: &[String],
+        token_budget: u64,
+        cancel: &CancellationToken,
+        task: &mut DreamTask,
+        started: &Instant,
+        on_event: &mut (impl FnMut(DreamEvent) + Send),
+    ) -> Result<ChangeSet> {
+        let dir = self.memory_dir(&target.memory_dir);
+        let transcripts: Vec<TranscriptSource> = sessions
+            .iter()
+            .map(|session| TranscriptSource {
+                session: session.clone(),
+                path: target.transcripts_dir.join(format!("{session}.jsonl")),
+            })
+            .collect();
+        let listed: Vec<(String, String)> = transcripts
+            .iter()
+            .map(|t| {
+                let modified = fs::metadata(&t.path)
+                    .and_then(|m| m.modified())
+                    .map(iso_time)
+                    .unwrap_or_default();
+                (t.session.clone(), modified)
+            })
+            .collect();
+        let today = chrono::DateTime::<chrono::Local>::from(self.clock().now())
+            .format("%Y-%m-%d")
+            .to_string();
+        let options = AgentOptions {
+            system: prompt::system_prompt(),
+            task: prompt::brief(&dir, &listed, &today)?,
+            max_turns: MAX_TURNS,
+            max_tokens: 8192,
+            reason: "dream".to_owned(),
+            transcripts,
+            token_budget: Some(token_budget),
+        };
+        let outcome = run_agent(
+            client,
+            &target.memory_dir,
+            &options,
+            cancel,
+            |event| match event {
+                AgentEvent::ModelReplied {
+                    text,
+                    tool_calls,
+                    usage,
+                    ..
+                } => {
+                    task.tokens += usage;
+                    task.push_turn(DreamTurn {
+                        text,
+                        tool_use_count: tool_calls,
+                    });
+                    task.elapsed_ms = elapsed_ms(started);
+                    on_event(DreamEvent {
+                        kind: DreamEventKind::Turn,
+                        task: task.clone(),
+                    });
+                }
+                AgentEvent::ToolCall(call)
+                    if call.decision == ToolDecision::Allowed
+                        && !call.is_error
+                        && matches!(call.name.as_str(), "write" | "edit" | "delete") =>
+                {
+                    if let Some(path) = &call.path {
+                        task.touch(path);
+                        on_event(DreamEvent {
+                            kind: DreamEventKind::FileTouched,
+                            task: task.clone(),
+                        });
+                    }
+                }
+                _ => {}
+            },
+        )
+        .await?;
+        if outcome.finish == FinishReason::TokenBudget {
+            return Err(Error::InvalidInput(format!(
+                "stopped at its token budget ({token_budget} tokens): nothing applied"
+            )));
+        }
+        let mut set = outcome.changes;
+        for change in &mut set.changes {
+            change.sessions = sessions.to_vec();
+        }
+        task.summary = Some(first_line_or(&outcome.final_text, &set.summary()));
+        Ok(set)
+    }
+
+    fn offline_run(
+        &self,
+        target: &DreamTarget,
+        task: &mut DreamTask,
+        on_event: &mut (impl FnMut(DreamEvent) + Send),
+    ) -> Result<ChangeSet> {
+        let dir = self.memory_dir(&target.memory_dir);
+        let planned = offline::plan_offline_dream(&dir, &chrono::Local)?;
+        for change in &planned.changes.changes {
+            task.touch(&change.file);
+            on_event(DreamEvent {
+                kind: DreamEventKind::FileTouched,
+                task: task.clone(),
+            });
+        }
+        task.summary = Some(planned.summary.clone());
+        Ok(planned.changes)
+    }
+
+    /// Stages the run's change set and, under the `auto` policy, applies all but its protected
+    /// changes.
+    fn land(
+        &self,
+        target: &DreamTarget,
+        task: &mut DreamTask,
+        set: &ChangeSet,
+        policy: DreamPolicy,
+    ) -> Result<()> {
+        if set.is_empty() {
+            task.summary
+                .get_or_insert_with(|| "nothing to change".to_owned());
+            return Ok(());
+        }
+        let summary = task.summary.clone().unwrap_or_else(|| set.summary());
+        let staged = self.stage_change_set(
+            set,
+            ChangeSource::Dream,
+            &target.project,
+            &summary,
+            Some(&task.id),
+        )?;
+        task.change_set = Some(staged.id.clone());
+        if policy == DreamPolicy::Auto {
+            self.apply_staged(&staged.id, &[], false)?;
+        }
+        Ok(())
+    }
+
+    fn save_running_task(&self, task: &DreamTask) -> Result<()> {
+        let path = self.dream_state_dir(&task.project)?.join("task.json");
+        let json = serde_json::to_vec_pretty(task)
+            .map_err(|e| Error::InvalidInput(format!("cannot encode task: {e}")))?;
+        disk::atomic_write(&path, &json)
+    }
+
+    /// Appends the finished task to `runs.jsonl` and clears `task.json` if it is this task's.
+    fn finish_task(&self, task: &DreamTask) -> Result<()> {
+        let dir = self.dream_state_dir(&task.project)?;
+        fs::create_dir_all(&dir).at(&dir)?;
+        let running = dir.join("task.json");
+        if self
+            .running_dream(&task.project)
+            .is_some_and(|r| r.id == task.id)
+        {
+            let _ = fs::remove_file(&running);
+        }
+        let mut line = serde_json::to_string(task)
+            .map_err(|e| Error::InvalidInput(format!("cannot encode task: {e}")))?;
+        line.push('\n');
+        let runs = dir.join("runs.jsonl");
+        fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&runs)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+            .at(&runs)
+    }
+
+    /// The dream running on `project` in any Engram process, if its process is alive.
+    pub fn running_dream(&self, project: &str) -> Option<DreamTask> {
+        let path = self.dream_state_dir(project).ok()?.join("task.json");
+        let task: DreamTask = serde_json::from_str(&disk::read_text(&path).ok()?).ok()?;
+        lock::pid_alive(task.pid).then_some(task)
+    }
+
+    /// Past dreams of `project`, newest first.
+    pub fn past_dreams(&self, project: &str) -> Result<Vec<DreamTask>> {
+        let path = self.dream_state_dir(project)?.join("runs.jsonl");
+        let text = match disk::read_text(&path) {
+            Ok(text) => text,
+            Err(Error::NotFound(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut runs: Vec<DreamTask> = text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        runs.reverse();
+        Ok(runs)
+    }
+
+    /// Kills the Engram dream running on `project` from any process: the running process is
+    /// sent SIGTERM and rolls its lock back itself; a holder that is already dead has its lock
+    /// rolled back here. Returns the task killed, or `None` when no Engram dream runs.
+    pub fn kill_dream(
+        &self,
+        project: &str,
+        memory_dir: &std::path::Path,
+    ) -> Result<Option<DreamTask>> {
+        let path = self.dream_state_dir(project)?.join("task.json");
+        let Ok(text) = disk::read_text(&path) else {
+            return Ok(None);
+        };
+        let Ok(task) = serde_json::from_str::<DreamTask>(&text) else {
+            return Ok(None);
+        };
+        if task.pid == std::process::id() {
+            // This process's own dream: its job handle is the way to stop it.
+            self.jobs().cancel(crate::job::JobKind::Dream);
+            return Ok(Some(task));
+        }
+        if lock::pid_alive(task.pid) {
+            lock::terminate(task.pid)?;
+        } else {
+            // Died without cleaning up: roll back for it, if the lock is still its.
+            let info = lock::inspect(memory_dir)?;
+            if info.pid == Some(task.pid) {
+                lock::rollback_to(memory_dir, task.prior_mtime.unwrap_or(0))?;
+            }
+            let _ = fs::remove_file(&path);
+        }
+        Ok(Some(task))
+    }
+}
+
+/// What [`Engine::prepare_dream`] found.
+enum Ready {
+    Skipped(Box<DreamTask>, BlockedBy),
+    Go(Box<Prepared>),
+}
+
+struct Prepared {
+    task: DreamTask,
+    held: lock::ConsolidationLock,
+    client: Option<std::sync::Arc<dyn Client>>,
+    token_budget: u64,
+    policy: DreamPolicy,
+    sessions: Vec<String>,
+}
+
+fn elapsed_ms(started: &Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn set_len_note(set: &ChangeSet) -> String {
+    format!("killed; {} staged change(s) discarded", set.len())
+}
+
+fn first_line_or(text: &str, fallback: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map_or_else(|| fallback.to_owned(), |l| crate::llm::clip(l, 200))
+}
