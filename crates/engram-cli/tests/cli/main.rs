@@ -10,6 +10,7 @@ mod support;
 mod claude_code;
 mod commands;
 mod concurrency;
+mod dream;
 mod history;
 mod recall_hooks;
 mod search_fix;

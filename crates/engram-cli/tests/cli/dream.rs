@@ -1,0 +1,477 @@
+//! `engram dream` and `engram changes` end to end: real processes, real files, a scripted model
+//! on loopback speaking the Anthropic wire format, real signals.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use memory_engine::testing::{wire, Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+use crate::support::{assert_has_keys, exit_code, stderr, stdout, Sandbox};
+
+/// A messy memory dir in the sandbox project's memory dir: an exact duplicate, a relative date,
+/// a dangling index line, an orphan, a user memory.
+fn messy(s: &Sandbox) -> PathBuf {
+    let dir = s.memory_dir();
+    fs::create_dir_all(&dir).expect("memory dir");
+    fs::write(
+        dir.join("MEMORY.md"),
+        "# Memory\n\n- [Deploy](project_deploy.md) \u{2014} how we deploy\n- [Gone](gone.md) \u{2014} missing\n- [Adrian](user_adrian.md) \u{2014} who the user is\n",
+    )
+    .expect("index");
+    let deploy = "---\nname: Deploy\ndescription: how we deploy\ntype: project\n---\nWe moved to Fly.io yesterday.\n";
+    fs::write(dir.join("project_deploy.md"), deploy).expect("deploy");
+    fs::write(
+        dir.join("project_deploy_copy.md"),
+        deploy.replace("name: Deploy", "name: Deploy copy"),
+    )
+    .expect("copy");
+    fs::write(
+        dir.join("user_adrian.md"),
+        "---\nname: Adrian\ndescription: who the user is\ntype: user\n---\nSenior engineer, likes brutal honesty.\n",
+    )
+    .expect("user");
+    fs::write(
+        dir.join("feedback_tabs.md"),
+        "---\nname: Tabs\ndescription: tabs not spaces\ntype: feedback\n---\nUse tabs.\n",
+    )
+    .expect("feedback");
+    dir
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = fs::read_dir(dir)
+        .expect("list")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read_to_string(e.path()).expect("read"),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn with_model(mut command: Command, server: &ScriptedServer) -> Command {
+    command
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key");
+    command
+}
+
+#[test]
+fn dream_status_prints_every_gate_as_json() {
+    let s = Sandbox::in_project("status").with_engram_home();
+    messy(&s);
+    let v = s.json(&["dream", "status"]);
+    assert_has_keys(
+        &v,
+        &[
+            "project",
+            "memoryDir",
+            "enabled",
+            "hoursSince",
+            "minHours",
+            "sessionsSince",
+            "minSessions",
+            "lock",
+            "blockedBy",
+            "due",
+        ],
+    );
+    assert_has_keys(&v["lock"], &["path", "exists", "pid", "alive", "mtime"]);
+    assert_eq!(v["blockedBy"], "disabled", "off unless enabled");
+    assert_eq!(v["hoursSince"], Value::Null, "no lock: never consolidated");
+    s.json(&["dream", "set", "--enabled", "true"]);
+    let v = s.json(&["dream", "status"]);
+    assert_eq!(v["enabled"], true);
+    assert_eq!(v["blockedBy"], "sessions", "{v}");
+    let all = s.json(&["dream", "status", "--all-projects"]);
+    assert!(all.as_array().is_some_and(|a| !a.is_empty()), "{all}");
+}
+
+#[test]
+fn an_offline_dream_is_staged_reviewed_file_by_file_and_undone() {
+    let s = Sandbox::in_project("offline").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    let out = s.run(&["dream", "run", "--force", "--stage", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let outcome: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_has_keys(
+        &outcome,
+        &[
+            "taskId",
+            "status",
+            "blockedBy",
+            "changeSet",
+            "summary",
+            "tokens",
+        ],
+    );
+    assert_eq!(outcome["status"], "completed");
+    // Progress: one JSON event per line on stderr.
+    let events: Vec<Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event per line"))
+        .collect();
+    assert_eq!(
+        events.first().map(|e| e["kind"].clone()),
+        Some(json!("started"))
+    );
+    assert_eq!(
+        events.last().map(|e| e["kind"].clone()),
+        Some(json!("finished"))
+    );
+    assert_eq!(snapshot(&dir), before, "--stage writes nothing");
+
+    let id = outcome["changeSet"]
+        .as_str()
+        .expect("a change set")
+        .to_owned();
+    let listed = s.json(&["changes", "list"]);
+    assert_has_keys(
+        &listed[0],
+        &["id", "source", "project", "createdAt", "status", "files"],
+    );
+    assert_has_keys(
+        &listed[0]["files"][0],
+        &["file", "kind", "reason", "status", "protected"],
+    );
+    assert_eq!(listed[0]["id"], id.as_str());
+    let files: Vec<&str> = listed[0]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["file"].as_str().expect("file"))
+        .collect();
+    assert!(
+        files.contains(&"project_deploy_copy.md") && files.contains(&"project_deploy.md"),
+        "{files:?}"
+    );
+
+    // Accept the date fix, reject the duplicate's deletion.
+    s.json(&[
+        "changes",
+        "apply",
+        &id,
+        "--file",
+        "project_deploy.md",
+        "--file",
+        "MEMORY.md",
+    ]);
+    let shown = s.json(&["changes", "reject", &id, "--file", "project_deploy_copy.md"]);
+    assert_eq!(shown["status"], "applied", "{shown}");
+    let deploy = fs::read_to_string(dir.join("project_deploy.md")).expect("deploy");
+    assert!(
+        !deploy.contains("yesterday") && deploy.contains("We moved to Fly.io"),
+        "{deploy}"
+    );
+    assert!(
+        dir.join("project_deploy_copy.md").is_file(),
+        "rejected: kept"
+    );
+    let index = fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    assert!(
+        !index.contains("gone.md") && index.contains("feedback_tabs.md"),
+        "{index}"
+    );
+
+    let undone = s.json(&["changes", "undo", &id]);
+    assert_eq!(undone["status"], "undone");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "undo restores every file byte for byte"
+    );
+}
+
+/// The scripted model's consolidation: merge the duplicate, fix the date, drop the dead line.
+fn model_replies() -> Vec<Reply> {
+    vec![
+        Reply::json(wire::anthropic_tools(
+            &[("r1", "read", json!({"path": "MEMORY.md"}))],
+            (1200, 40, 800, 0),
+        )),
+        Reply::json(wire::anthropic_tools(
+            &[
+                (
+                    "w1",
+                    "edit",
+                    json!({"path": "project_deploy.md", "old_string": "yesterday", "new_string": "on 2026-11-22"}),
+                ),
+                ("w2", "delete", json!({"path": "project_deploy_copy.md"})),
+                (
+                    "w3",
+                    "edit",
+                    json!({"path": "MEMORY.md", "old_string": "- [Gone](gone.md) \u{2014} missing\n", "new_string": ""}),
+                ),
+            ],
+            (1500, 120, 900, 0),
+        )),
+        Reply::json(wire::anthropic_text(
+            "Merged the deploy duplicate, dated the move, removed a dead index line.",
+            (1600, 30, 900, 0),
+        )),
+    ]
+}
+
+#[test]
+fn a_model_dream_stages_what_the_model_wrote_and_a_moved_base_is_a_conflict() {
+    let s = Sandbox::in_project("model").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    let server = ScriptedServer::queue(model_replies());
+    let out = with_model(
+        s.command(&[
+            "dream",
+            "run",
+            "--force",
+            "--stage",
+            "--provider",
+            "anthropic",
+            "--json",
+        ]),
+        &server,
+    )
+    .output()
+    .expect("run");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let outcome: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(outcome["tokens"]["inputTokens"], 4300, "{outcome}");
+    assert_eq!(outcome["tokens"]["cacheReadTokens"], 2600);
+    let turns = stderr(&out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["kind"] == "turn")
+        .count();
+    assert_eq!(turns, 3, "each model turn is an event");
+    assert_eq!(snapshot(&dir), before, "staged only");
+    let first: Value = serde_json::from_str(&server.requests()[0].body).expect("request");
+    let brief = first["messages"][0]["content"].to_string();
+    assert!(
+        brief.contains("project_deploy_copy.md") && brief.contains("dangling-pointer"),
+        "{brief}"
+    );
+
+    let id = outcome["changeSet"]
+        .as_str()
+        .expect("change set")
+        .to_owned();
+    let set = s.json(&["changes", "show", &id]);
+    let files: Vec<(String, String)> = set["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap_or_default().to_owned(),
+                f["kind"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ("project_deploy.md".to_owned(), "modify".to_owned()),
+            ("project_deploy_copy.md".to_owned(), "delete".to_owned()),
+            ("MEMORY.md".to_owned(), "modify".to_owned()),
+        ]
+    );
+
+    // Claude Code edits a base between the run and the review: that file is a conflict.
+    fs::write(dir.join("project_deploy.md"), "edited meanwhile\n").expect("edit");
+    let applied = s.json(&["changes", "apply", &id]);
+    let status = |file: &str| {
+        applied["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["file"] == file)
+            .map(|f| f["status"].as_str().unwrap_or_default().to_owned())
+    };
+    assert_eq!(status("project_deploy.md").as_deref(), Some("conflict"));
+    assert_eq!(status("project_deploy_copy.md").as_deref(), Some("applied"));
+    assert_eq!(
+        fs::read_to_string(dir.join("project_deploy.md")).expect("read"),
+        "edited meanwhile\n",
+        "the conflict loses nothing"
+    );
+    assert!(!fs::read_to_string(dir.join("MEMORY.md"))
+        .expect("index")
+        .contains("gone.md"));
+
+    let history = s.json(&["history"]);
+    assert!(
+        history
+            .as_array()
+            .expect("versions")
+            .iter()
+            .any(|v| v["actor"] == "dream" && v["changeSet"] == id.as_str()),
+        "applied versions name the change set: {history}"
+    );
+    s.json(&["changes", "undo", &id]);
+    assert!(dir.join("project_deploy_copy.md").is_file(), "undone");
+}
+
+#[test]
+fn a_dream_past_its_token_budget_fails_and_applies_nothing() {
+    let s = Sandbox::in_project("budget").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    fs::create_dir_all(s.engram_home()).expect("engram home");
+    fs::write(
+        s.engram_home().join("config.toml"),
+        "[dream]\ntoken_budget = 2000\n",
+    )
+    .expect("config");
+    let server = ScriptedServer::queue(model_replies());
+    let out = with_model(
+        s.command(&[
+            "dream",
+            "run",
+            "--force",
+            "--apply",
+            "--provider",
+            "anthropic",
+            "--json",
+        ]),
+        &server,
+    )
+    .output()
+    .expect("run");
+    assert_eq!(exit_code(&out), 1, "failed: {}", stderr(&out));
+    let outcome: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(outcome["status"], "failed");
+    assert!(
+        outcome["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("token budget"),
+        "{outcome}"
+    );
+    assert_eq!(snapshot(&dir), before);
+    assert!(
+        !dir.join(".consolidate-lock").exists(),
+        "rolled back: no lock before, none after"
+    );
+}
+
+/// A model that takes `delay` to answer, then says it is done.
+fn slow_model(delay: Duration) -> ScriptedServer {
+    ScriptedServer::handler(move |_, _| {
+        thread::sleep(delay);
+        Reply::json(wire::anthropic_text("Nothing to change.", (10, 5, 0, 0)))
+    })
+}
+
+fn spawn_dream(s: &Sandbox, server: &ScriptedServer) -> Child {
+    with_model(
+        s.command(&[
+            "dream",
+            "run",
+            "--force",
+            "--provider",
+            "anthropic",
+            "--json",
+        ]),
+        server,
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("start engram dream run")
+}
+
+#[test]
+fn fifty_processes_racing_for_one_project_dream_exactly_once_each_round() {
+    let s = Sandbox::in_project("race").with_engram_home();
+    messy(&s);
+    let server = slow_model(Duration::from_secs(4));
+    for round in 0..10 {
+        let children: Vec<Child> = (0..50).map(|_| spawn_dream(&s, &server)).collect();
+        let statuses: Vec<String> = children
+            .into_iter()
+            .map(|child| {
+                let out = child.wait_with_output().expect("wait");
+                let v: Value = serde_json::from_slice(&out.stdout).expect("outcome json");
+                v["status"].as_str().unwrap_or_default().to_owned()
+            })
+            .collect();
+        let completed = statuses.iter().filter(|s| *s == "completed").count();
+        let skipped = statuses.iter().filter(|s| *s == "skipped").count();
+        assert_eq!((completed, skipped), (1, 49), "round {round}: {statuses:?}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_and_engram_dream_kill_stop_a_dream_and_roll_its_lock_back() {
+    let s = Sandbox::in_project("kill").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    let server = slow_model(Duration::from_secs(30));
+    // A consolidation three days ago: the kill must put this mtime back, to the second.
+    let lock = dir.join(".consolidate-lock");
+    fs::write(&lock, "").expect("lock");
+    let prior = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+    fs::File::options()
+        .write(true)
+        .open(&lock)
+        .and_then(|f| f.set_times(fs::FileTimes::new().set_modified(prior)))
+        .expect("mtime");
+
+    for how in ["SIGTERM", "engram dream kill"] {
+        let child = spawn_dream(&s, &server);
+        let pid = child.id();
+        // Wait until it holds the lock (its PID in the body).
+        let start = Instant::now();
+        while fs::read_to_string(&lock).unwrap_or_default().trim() != pid.to_string() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{how}: never took the lock"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+        if how == "SIGTERM" {
+            Command::new("kill")
+                .arg(pid.to_string())
+                .status()
+                .expect("kill");
+        } else {
+            let out = s.run(&["dream", "kill"]);
+            assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(130), "{how}: killed");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("outcome");
+        assert_eq!(v["status"], "killed", "{how}: {v}");
+        assert_eq!(v["changeSet"], Value::Null);
+        assert_eq!(
+            fs::read_to_string(&lock).expect("lock"),
+            "",
+            "{how}: body emptied"
+        );
+        assert_eq!(
+            fs::metadata(&lock)
+                .expect("stat")
+                .modified()
+                .expect("mtime"),
+            prior,
+            "{how}: the mtime is back"
+        );
+        assert_eq!(snapshot(&dir), before, "{how}: nothing landed");
+    }
+    assert_eq!(
+        s.json(&["changes", "list"]),
+        json!([]),
+        "nothing staged"
+    );
+}
