@@ -31,6 +31,16 @@ const COMMANDS: &[&str] = &[
     "test_connection",
     "recall_preview",
     "cancel_recall",
+    "dream_overview",
+    "set_dream_settings",
+    "start_dream",
+    "kill_dream",
+    "list_change_sets",
+    "change_set",
+    "accept_changes",
+    "reject_changes",
+    "undo_changes",
+    "change_conflict",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

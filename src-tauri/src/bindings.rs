@@ -41,6 +41,12 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::llm::probe::ConnectionTest::export_all_to(dir)?;
     engine::llm::probe::ConnectionCheck::export_all_to(dir)?;
     crate::commands::recall::RecallPreview::export_all_to(dir)?;
+    // Dreams view and the review screen (issue #9).
+    crate::commands::dreams::DreamOverview::export_all_to(dir)?;
+    crate::events::DreamFinished::export_all_to(dir)?;
+    engine::dream::DreamEvent::export_all_to(dir)?;
+    engine::config::DreamPolicy::export_all_to(dir)?;
+    engine::staging::StagedChangeSet::export_all_to(dir)?;
     export_rules(dir)
 }
 

@@ -15,3 +15,14 @@ pub struct MemoryDirChanged {
     pub project: String,
     pub changes: Vec<MemoryDirEvent>,
 }
+
+/// A dream finished (started from the window, or by the tray's scheduler): its final task, with
+/// the change set it staged if any. The run being watched streams its steps over a `Channel`;
+/// this is the lifecycle event every window sees.
+pub const DREAM_FINISHED: &str = "dream-finished";
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DreamFinished {
+    pub task: memory_engine::dream::DreamTask,
+}

@@ -59,6 +59,16 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::settings::test_connection,
         commands::recall::recall_preview,
         commands::recall::cancel_recall,
+        commands::dreams::dream_overview,
+        commands::dreams::set_dream_settings,
+        commands::dreams::start_dream,
+        commands::dreams::kill_dream,
+        commands::changes::list_change_sets,
+        commands::changes::change_set,
+        commands::changes::accept_changes,
+        commands::changes::reject_changes,
+        commands::changes::undo_changes,
+        commands::changes::change_conflict,
     ])
 }
 

@@ -13,6 +13,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 import { commands } from ".";
+import { changesCommands } from "./changes";
+import { dreamsCommands } from "./dreams";
 import { editorCommands } from "./editor";
 import { fixCommands } from "./fix";
 import { historyCommands } from "./history";
@@ -153,6 +155,8 @@ describe("the ipc files and the shell's commands", () => {
       watchCommands,
       settingsCommands,
       recallCommands,
+      dreamsCommands,
+      changesCommands,
     ];
     const names = areas.flatMap((area) => Object.keys(area));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);

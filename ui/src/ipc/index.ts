@@ -10,7 +10,10 @@
 
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
+import type { DreamFinished } from "./bindings/DreamFinished";
 import type { MemoryDirChanged } from "./bindings/MemoryDirChanged";
+import { changesCommands } from "./changes";
+import { dreamsCommands } from "./dreams";
 import { editorCommands } from "./editor";
 import { fixCommands } from "./fix";
 import { historyCommands } from "./history";
@@ -60,6 +63,17 @@ export type { RecallPreview } from "./bindings/RecallPreview";
 export type { RecallReport } from "./bindings/RecallReport";
 export type { RecallResult } from "./bindings/RecallResult";
 export type { Usage } from "./bindings/Usage";
+export type { BlockedBy } from "./bindings/BlockedBy";
+export type { DreamEvent } from "./bindings/DreamEvent";
+export type { DreamFinished } from "./bindings/DreamFinished";
+export type { DreamOverview } from "./bindings/DreamOverview";
+export type { DreamPolicy } from "./bindings/DreamPolicy";
+export type { DreamSettings } from "./bindings/DreamSettings";
+export type { DreamStatus } from "./bindings/DreamStatus";
+export type { DreamTask } from "./bindings/DreamTask";
+export type { FileStatus } from "./bindings/FileStatus";
+export type { StagedChangeSet } from "./bindings/StagedChangeSet";
+export type { StagedFile } from "./bindings/StagedFile";
 
 /** A project is named by its directory under `<claude home>/projects/` (`ProjectSummary.name`). */
 export const commands = {
@@ -72,10 +86,15 @@ export const commands = {
   ...watchCommands,
   ...settingsCommands,
   ...recallCommands,
+  ...dreamsCommands,
+  ...changesCommands,
 };
 
 export const events = {
   /** Changes made by anyone but Engram to the watched project's memory dir. */
   onMemoryDirChanged: (handler: (change: MemoryDirChanged) => void): Promise<UnlistenFn> =>
     listen<MemoryDirChanged>("memory-dir-changed", (event) => handler(event.payload)),
+  /** A dream finished (started here or by the tray's scheduler), with the change set it staged. */
+  onDreamFinished: (handler: (finished: DreamFinished) => void): Promise<UnlistenFn> =>
+    listen<DreamFinished>("dream-finished", (event) => handler(event.payload)),
 };

@@ -469,9 +469,5 @@ fn sigterm_and_engram_dream_kill_stop_a_dream_and_roll_its_lock_back() {
         );
         assert_eq!(snapshot(&dir), before, "{how}: nothing landed");
     }
-    assert_eq!(
-        s.json(&["changes", "list"]),
-        json!([]),
-        "nothing staged"
-    );
+    assert_eq!(s.json(&["changes", "list"]), json!([]), "nothing staged");
 }
