@@ -29,6 +29,8 @@ const COMMANDS: &[&str] = &[
     "store_api_key",
     "delete_api_key",
     "test_connection",
+    "start_at_login",
+    "set_start_at_login",
     "recall_preview",
     "cancel_recall",
     "dream_overview",

@@ -10,6 +10,7 @@
 //! ([`bindings`]); failures are [`error::Error`], serialized as `{ kind, message }`; live updates
 //! arrive as the events of [`events`].
 
+pub mod background;
 pub mod bindings;
 pub mod commands;
 pub mod error;
@@ -57,6 +58,8 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::settings::store_api_key,
         commands::settings::delete_api_key,
         commands::settings::test_connection,
+        commands::settings::start_at_login,
+        commands::settings::set_start_at_login,
         commands::recall::recall_preview,
         commands::recall::cancel_recall,
         commands::dreams::dream_overview,
@@ -80,11 +83,18 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
         tray::show_main_window(app);
     });
     builder(
-        Builder::default().plugin(single_instance),
+        Builder::default()
+            .plugin(single_instance)
+            .plugin(tauri_plugin_notification::init())
+            .plugin(tauri_plugin_autostart::init(
+                tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+                None,
+            )),
         AppState::new(engine, demo),
     )
     .setup(|app| {
         restore_window(app.handle());
+        background::start(app.handle());
         // A desktop without a tray host (some Linux sessions, Xvfb) still gets the window.
         if let Err(error) = tray::install(app.handle()) {
             eprintln!("engram-app: no tray icon: {error}");
@@ -144,7 +154,15 @@ fn remember_window<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
                 }
             });
         }
-        WindowEvent::CloseRequested { .. } => save_prefs(&state),
+        WindowEvent::CloseRequested { api, .. } => {
+            save_prefs(&state);
+            // With a tray to come back from, closing keeps Engram running (background dreams);
+            // the tray's Quit really quits.
+            if tray::is_installed(window.app_handle()) {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        }
         _ => {}
     }
 }

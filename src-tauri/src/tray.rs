@@ -1,9 +1,13 @@
-//! The tray icon and its menu. Installed only by [`crate::run`], never by [`crate::builder`]:
-//! building a tray needs a real GTK (the mock runtime of tests panics), and under Xvfb it has no
-//! host to show in. What a menu item does is decided by [`TrayAction::from_id`], a plain function
-//! that tests cover without a desktop.
+//! The tray icon and its menu: a status line (idle, dreaming <project>, N change sets waiting),
+//! "Dream now" for the project the window shows, "Pause background dreams", "Open Engram" and
+//! "Quit". Closing the window keeps Engram in the tray; Quit really quits.
+//!
+//! Installed only by [`crate::run`], never by [`crate::builder`]: building a tray needs a real GTK
+//! (the mock runtime of tests panics), and under Xvfb it has no host to show in. What a menu item
+//! does is decided by [`TrayAction::from_id`], and what the status line says by [`status_text`]:
+//! plain functions that tests cover without a desktop.
 
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -12,16 +16,25 @@ use crate::MAIN_WINDOW;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrayAction {
     ShowWindow,
+    DreamNow,
+    TogglePause,
     Quit,
 }
 
 impl TrayAction {
-    const ALL: [TrayAction; 2] = [TrayAction::ShowWindow, TrayAction::Quit];
+    const ALL: [TrayAction; 4] = [
+        TrayAction::ShowWindow,
+        TrayAction::DreamNow,
+        TrayAction::TogglePause,
+        TrayAction::Quit,
+    ];
 
     /// The menu item id this action is bound to.
     pub fn id(self) -> &'static str {
         match self {
             TrayAction::ShowWindow => "show",
+            TrayAction::DreamNow => "dream-now",
+            TrayAction::TogglePause => "pause",
             TrayAction::Quit => "quit",
         }
     }
@@ -32,23 +45,67 @@ impl TrayAction {
     }
 }
 
+/// The status line: what Engram is doing in the background.
+pub fn status_text(dreaming: Option<&str>, waiting: usize, paused: bool) -> String {
+    let doing = match dreaming {
+        Some(project) => format!("Dreaming {project}"),
+        None if paused => "Background dreams paused".to_owned(),
+        None => "Idle".to_owned(),
+    };
+    match waiting {
+        0 => doing,
+        1 => format!("{doing} · 1 change set waiting"),
+        n => format!("{doing} · {n} change sets waiting"),
+    }
+}
+
+/// The menu items whose text or state changes, managed once the tray is installed (its presence
+/// also tells the window that closing should hide it, not quit).
+pub struct TrayMenu<R: Runtime> {
+    status: MenuItem<R>,
+    pause: CheckMenuItem<R>,
+    dream_now: MenuItem<R>,
+}
+
 /// Adds the tray icon (the app icon) with its menu; a left click brings the window back.
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let status = MenuItem::with_id(app, "status", "Idle", false, None::<&str>)?;
+    let dream_now = MenuItem::with_id(
+        app,
+        TrayAction::DreamNow.id(),
+        "Dream now",
+        false,
+        None::<&str>,
+    )?;
+    let pause = CheckMenuItem::with_id(
+        app,
+        TrayAction::TogglePause.id(),
+        "Pause background dreams",
+        true,
+        false,
+        None::<&str>,
+    )?;
     let show = MenuItem::with_id(
         app,
         TrayAction::ShowWindow.id(),
-        "Show Engram",
+        "Open Engram",
         true,
         None::<&str>,
     )?;
-    let quit = MenuItem::with_id(
+    let quit = MenuItem::with_id(app, TrayAction::Quit.id(), "Quit", true, None::<&str>)?;
+    let separator = || PredefinedMenuItem::separator(app);
+    let menu = Menu::with_items(
         app,
-        TrayAction::Quit.id(),
-        "Quit Engram",
-        true,
-        None::<&str>,
+        &[
+            &status,
+            &separator()?,
+            &dream_now,
+            &pause,
+            &separator()?,
+            &show,
+            &quit,
+        ],
     )?;
-    let menu = Menu::with_items(app, &[&show, &PredefinedMenuItem::separator(app)?, &quit])?;
     let mut tray = TrayIconBuilder::with_id("engram")
         .tooltip("Engram")
         .menu(&menu)
@@ -56,6 +113,8 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .on_menu_event(
             |app, event| match TrayAction::from_id(event.id().as_ref()) {
                 Some(TrayAction::ShowWindow) => show_main_window(app),
+                Some(TrayAction::DreamNow) => crate::background::dream_now(app),
+                Some(TrayAction::TogglePause) => crate::background::toggle_pause(app),
                 Some(TrayAction::Quit) => app.exit(0),
                 None => {}
             },
@@ -74,7 +133,39 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         tray = tray.icon(icon.clone());
     }
     tray.build(app)?;
+    app.manage(TrayMenu {
+        status,
+        pause,
+        dream_now,
+    });
+    refresh(app);
     Ok(())
+}
+
+/// Updates the status line, the pause check and whether "Dream now" has a project to dream.
+pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
+    let Some(menu) = app.try_state::<TrayMenu<R>>() else {
+        return;
+    };
+    let snapshot = crate::background::snapshot(app);
+    let _ = menu.status.set_text(status_text(
+        snapshot.dreaming.as_deref(),
+        snapshot.waiting,
+        snapshot.paused,
+    ));
+    let _ = menu.pause.set_checked(snapshot.paused);
+    let _ = menu.dream_now.set_text(match &snapshot.current_project {
+        Some(project) => format!("Dream now: {project}"),
+        None => "Dream now (open a project first)".to_owned(),
+    });
+    let _ = menu
+        .dream_now
+        .set_enabled(snapshot.current_project.is_some() && snapshot.dreaming.is_none());
+}
+
+/// Whether the tray is there to come back from: then closing the window only hides it.
+pub fn is_installed<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.try_state::<TrayMenu<R>>().is_some()
 }
 
 /// Brings the main window to the front, restoring it if it was hidden or minimised (the tray, and
@@ -100,12 +191,37 @@ mod tests {
 
     #[test]
     fn menu_ids_are_distinct_and_foreign_ids_do_nothing() {
-        assert_ne!(TrayAction::ShowWindow.id(), TrayAction::Quit.id());
+        let ids: std::collections::HashSet<&str> = TrayAction::ALL.iter().map(|a| a.id()).collect();
+        assert_eq!(ids.len(), TrayAction::ALL.len());
         assert_eq!(
             TrayAction::from_id("engram"),
             None,
             "the tray's own id is not an item"
         );
+        assert_eq!(
+            TrayAction::from_id("status"),
+            None,
+            "the status line does nothing"
+        );
         assert_eq!(TrayAction::from_id(""), None);
+    }
+
+    #[test]
+    fn the_status_line_says_what_runs_and_what_waits() {
+        assert_eq!(status_text(None, 0, false), "Idle");
+        assert_eq!(
+            status_text(Some("-home-u-app"), 0, false),
+            "Dreaming -home-u-app"
+        );
+        assert_eq!(status_text(None, 1, false), "Idle · 1 change set waiting");
+        assert_eq!(
+            status_text(None, 3, true),
+            "Background dreams paused · 3 change sets waiting"
+        );
+        assert_eq!(
+            status_text(Some("p"), 2, true),
+            "Dreaming p · 2 change sets waiting",
+            "a dream started by hand runs even when background dreams are paused"
+        );
     }
 }

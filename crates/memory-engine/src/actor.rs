@@ -22,15 +22,19 @@ pub enum Actor {
     Extract,
     /// An agent-memory snapshot initialisation or merge.
     Snapshot,
+    /// Claude Code's own dream: what changed while another process held `.consolidate-lock`.
+    #[serde(rename = "claude-dream")]
+    ClaudeDream,
 }
 
 impl Actor {
-    pub const ALL: [Actor; 5] = [
+    pub const ALL: [Actor; 6] = [
         Actor::User,
         Actor::External,
         Actor::Dream,
         Actor::Extract,
         Actor::Snapshot,
+        Actor::ClaudeDream,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +44,7 @@ impl Actor {
             Actor::Dream => "dream",
             Actor::Extract => "extract",
             Actor::Snapshot => "snapshot",
+            Actor::ClaudeDream => "claude-dream",
         }
     }
 }
@@ -59,7 +64,7 @@ impl FromStr for Actor {
             .find(|actor| actor.as_str() == s)
             .ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown actor `{s}` (expected user, external, dream, extract or snapshot)"
+                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot or claude-dream)"
                 ))
             })
     }

@@ -80,7 +80,7 @@ pub struct FileChange {
 
 impl FileChange {
     /// The change from `before` to `after`, or `None` when they are the same (nothing to do).
-    fn between(
+    pub(crate) fn between(
         file: &str,
         before: Option<String>,
         after: Option<String>,

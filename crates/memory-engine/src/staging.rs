@@ -35,6 +35,10 @@ pub enum ChangeSource {
     Dream,
     Extract,
     Snapshot,
+    /// Claude Code's own dream, recorded as it happened (already applied; reviewable and
+    /// undoable as one).
+    #[serde(rename = "claude-dream")]
+    ClaudeDream,
 }
 
 impl ChangeSource {
@@ -44,6 +48,7 @@ impl ChangeSource {
             ChangeSource::Dream => Actor::Dream,
             ChangeSource::Extract => Actor::Extract,
             ChangeSource::Snapshot => Actor::Snapshot,
+            ChangeSource::ClaudeDream => Actor::ClaudeDream,
         }
     }
 }
@@ -117,6 +122,9 @@ pub struct StagedChangeSet {
 
 impl StagedChangeSet {
     fn refresh_status(&mut self) {
+        if self.files.is_empty() {
+            return;
+        }
         let has = |s: FileStatus| self.files.iter().any(|f| f.status == s);
         self.status = if has(FileStatus::Undone) && !has(FileStatus::Applied) {
             SetStatus::Undone
@@ -377,6 +385,78 @@ impl Engine {
             .collect())
     }
 
+    /// The record of Claude Code's dream `key` (its lock's holder and start) on `root`: found, or
+    /// created empty. Its id is what the watcher names on the versions it records meanwhile.
+    pub(crate) fn claude_dream_record(&self, root: &Path, key: &str) -> Result<String> {
+        let _lock = self.lock_staging()?;
+        if let Some(existing) = self
+            .staged_change_sets()?
+            .into_iter()
+            .find(|s| s.source == ChangeSource::ClaudeDream && s.task_id.as_deref() == Some(key))
+        {
+            return Ok(existing.id);
+        }
+        let project = root
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let staged = StagedChangeSet {
+            id: crate::job::fresh_id('c'),
+            source: ChangeSource::ClaudeDream,
+            project,
+            memory_dir: root.to_path_buf(),
+            created_at: iso_time(self.clock().now()),
+            status: SetStatus::Applied,
+            summary: "Claude Code's own dream, recorded while it held the consolidation lock"
+                .to_owned(),
+            task_id: Some(key.to_owned()),
+            files: Vec::new(),
+        };
+        self.save_staged(&staged)?;
+        Ok(staged.id)
+    }
+
+    /// Adds what Claude Code's dream just changed to its record `id`: per file, the content
+    /// before its first change and after its latest, as applied changes (so undo can put the
+    /// whole dream back).
+    pub(crate) fn add_to_claude_dream(&self, id: &str, changes: Vec<ObservedChange>) -> Result<()> {
+        let _lock = self.lock_staging()?;
+        let mut staged = self.staged_change_set(id)?;
+        for change in changes {
+            let at = staged
+                .files
+                .iter()
+                .position(|f| f.change.file == change.file);
+            let before = match at {
+                Some(i) => staged.files[i].change.before.clone(),
+                None => change.before,
+            };
+            let reason = "changed by Claude Code's own dream".to_owned();
+            match (
+                FileChange::between(&change.file, before, change.after, reason),
+                at,
+            ) {
+                (Some(planned), Some(i)) => {
+                    staged.files[i].change = planned;
+                    staged.files[i].version = change.version;
+                }
+                (Some(planned), None) => staged.files.push(StagedFile {
+                    change: planned,
+                    status: FileStatus::Applied,
+                    version: change.version,
+                    error: None,
+                }),
+                (None, Some(i)) => {
+                    staged.files.remove(i);
+                }
+                (None, None) => {}
+            }
+        }
+        staged.refresh_status();
+        self.save_staged(&staged)
+    }
+
     fn staged_path(&self, id: &str) -> Result<PathBuf> {
         let valid = id.len() == 9
             && id.starts_with('c')
@@ -409,6 +489,14 @@ impl Engine {
         file.lock_exclusive().at(&path)?;
         Ok(file)
     }
+}
+
+/// A change the watcher saw while Claude Code's dream held the lock.
+pub(crate) struct ObservedChange {
+    pub file: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub version: Option<String>,
 }
 
 fn read_staged(path: &Path) -> Result<StagedChangeSet> {

@@ -32,6 +32,7 @@ use crate::disk::{content_hash, is_memory_file_key, memory_files};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::history::PendingVersion;
+use crate::staging::ObservedChange;
 
 impl Engine {
     /// Tells the watcher that Engram itself is about to write `content` to `path` (`None`: delete
@@ -323,8 +324,8 @@ impl WatchState {
             let path = self.root.join(&key);
             let bytes = std::fs::read(&path).ok().filter(|_| path.is_file());
             let hash = bytes.as_deref().map(content_hash);
-            let previous = self.known.get(&key);
-            let kind = match (previous, &hash) {
+            let previous = self.known.get(&key).cloned();
+            let kind = match (&previous, &hash) {
                 (None, None) => continue,
                 (Some(previous), Some(hash)) if previous == hash => continue,
                 (None, Some(_)) => MemoryDirEventKind::Created,
@@ -342,6 +343,7 @@ impl WatchState {
                 file: key,
                 kind,
                 hash,
+                previous,
                 content: bytes,
             });
         }
@@ -365,7 +367,20 @@ impl WatchState {
 
     /// Records external changes; returns the new version id per change. History being unusable
     /// must not stop live updates, so a failure only leaves the events without versions.
+    ///
+    /// While another process (Claude Code) holds the memory dir's consolidation lock, what
+    /// changes is its dream: recorded as `claude-dream`, and gathered into one record per dream
+    /// (a staged change set, already applied) that the person can review and undo as a unit.
     fn record(&self, changes: &[Observed]) -> Vec<Option<String>> {
+        let foreign_dream = self.foreign_dream();
+        let record_id = foreign_dream
+            .as_deref()
+            .and_then(|key| self.engine.claude_dream_record(&self.root, key).ok());
+        let actor = if record_id.is_some() {
+            Actor::ClaudeDream
+        } else {
+            Actor::External
+        };
         let mut slots = vec![None; changes.len()];
         let mut pending = Vec::new();
         let mut indices = Vec::new();
@@ -381,17 +396,56 @@ impl WatchState {
             pending.push(PendingVersion {
                 file: &observed.file,
                 content,
-                actor: Actor::External,
+                actor,
                 summary: None,
             });
             indices.push(i);
         }
-        if let Ok(versions) = self.engine.record_versions(&self.root, &pending) {
-            for (i, version) in indices.into_iter().zip(versions) {
+        if let Ok(versions) =
+            self.engine
+                .record_versions_of(&self.root, &pending, record_id.as_deref())
+        {
+            for (&i, version) in indices.iter().zip(versions) {
                 slots[i] = version.map(|v| v.version);
             }
         }
+        if let Some(id) = &record_id {
+            let observed: Vec<ObservedChange> = indices
+                .iter()
+                .map(|&i| {
+                    let change = &changes[i];
+                    ObservedChange {
+                        file: change.file.clone(),
+                        before: change
+                            .previous
+                            .as_deref()
+                            .and_then(|hash| self.engine.blob_text(hash).ok()),
+                        after: change
+                            .content
+                            .as_deref()
+                            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                            .map(str::to_owned),
+                        version: slots[i].clone(),
+                    }
+                })
+                .collect();
+            let _ = self.engine.add_to_claude_dream(id, observed);
+        }
         slots
+    }
+
+    /// The key of the dream another process runs on this dir now (its lock's holder and start),
+    /// or `None`: no lock held, or held by an Engram dream (which records its own changes).
+    fn foreign_dream(&self) -> Option<String> {
+        let lock = crate::dream::lock::inspect(&self.root).ok()?;
+        if !lock.is_held(self.engine.clock().now()) {
+            return None;
+        }
+        let pid = lock.pid?;
+        if pid == std::process::id() || self.engine.is_engram_dream(pid) {
+            return None;
+        }
+        Some(format!("{pid}-{}", lock.mtime_ms.unwrap_or(0)))
     }
 }
 
@@ -400,6 +454,8 @@ struct Observed {
     file: String,
     kind: MemoryDirEventKind,
     hash: Option<String>,
+    /// The hash the watcher knew before this change.
+    previous: Option<String>,
     /// `None` when removed.
     content: Option<Vec<u8>>,
 }
@@ -583,6 +639,75 @@ mod tests {
             fx.actors(&rel),
             vec![Actor::User, Actor::User],
             "each append is recorded as the user's, none as external"
+        );
+    }
+
+    #[test]
+    fn claude_code_s_own_dream_is_recorded_as_one_batch_and_undone_as_one() {
+        let fx = TempMemoryDir::new("projects/-home-u-app/memory");
+        fx.write(
+            "MEMORY.md",
+            "- [A](a.md) \u{2014} a\n- [B](b.md) \u{2014} b\n",
+        );
+        fx.write("a.md", "alpha, yesterday\n");
+        fx.write("b.md", "beta\n");
+        let before = (fx.read("MEMORY.md"), fx.read("a.md"), fx.read("b.md"));
+        let (_watch, receiver) = watch(&fx, WatchOptions::default());
+
+        // Claude Code takes the lock (its PID, mtime now) and rewrites two files, deletes one.
+        let mut claude = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("a live process");
+        let lock = fx.root.join(crate::dream::lock::LOCK_FILE);
+        fs::write(&lock, claude.id().to_string()).expect("lock");
+        fs::File::options()
+            .write(true)
+            .open(&lock)
+            .and_then(|f| {
+                f.set_times(fs::FileTimes::new().set_modified(crate::clock::Clock::now(&fx.clock)))
+            })
+            .expect("mtime");
+        fs::write(fx.root.join("a.md"), "alpha, on 2026-11-17\n").expect("rewrite");
+        fs::remove_file(fx.root.join("b.md")).expect("delete");
+        fs::write(fx.root.join("MEMORY.md"), "- [A](a.md) \u{2014} a\n").expect("index");
+        events_until_matching(&receiver, |e| e.file == "MEMORY.md");
+        claude.kill().expect("kill");
+        claude.wait().expect("wait");
+
+        assert_eq!(
+            fx.actors("a.md")[0],
+            Actor::ClaudeDream,
+            "{:?}",
+            fx.actors("a.md")
+        );
+        let record = fx
+            .engine
+            .staged_change_sets()
+            .expect("sets")
+            .into_iter()
+            .find(|s| s.source == crate::staging::ChangeSource::ClaudeDream)
+            .expect("a record of Claude's dream");
+        let mut files: Vec<&str> = record
+            .files
+            .iter()
+            .map(|f| f.change.file.as_str())
+            .collect();
+        files.sort();
+        assert_eq!(files, vec!["MEMORY.md", "a.md", "b.md"]);
+        assert!(
+            fx.engine.history(&fx.root, Some("a.md")).expect("history")[0]
+                .change_set
+                .as_deref()
+                .is_some_and(|id| id == record.id)
+        );
+
+        fx.engine
+            .undo_staged(&record.id)
+            .expect("undo Claude's dream");
+        assert_eq!(
+            (fx.read("MEMORY.md"), fx.read("a.md"), fx.read("b.md")),
+            before
         );
     }
 

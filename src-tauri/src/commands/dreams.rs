@@ -1,18 +1,18 @@
 //! A project's dreams: the gates in words, its settings, "Dream now" with the live task streamed
 //! over a [`Channel`], kill, and the past runs. Background dreams (the tray's scheduler) report
-//! only their lifecycle, as the [`crate::events::DREAM_FINISHED`] event.
+//! only their lifecycle, as the [`crate::events::DREAM_FINISHED`] event (so does this one, for
+//! the other windows and the tray).
 
 use memory_engine::config::DreamPolicy;
 use memory_engine::dream::{DreamEvent, DreamOptions, DreamSettings, DreamStatus, DreamTask};
 use memory_engine::JobKind;
 use serde::Serialize;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Runtime, State};
 use ts_rs::TS;
 
 use super::blocking;
 use crate::error::Result;
-use crate::events::{DreamFinished, DREAM_FINISHED};
 use crate::state::AppState;
 
 /// What the Dreams view shows of a project.
@@ -85,15 +85,10 @@ pub async fn start_dream<R: Runtime>(
     };
     let outcome = engine
         .run_dream(&target, &options, job.token(), |event| {
+            crate::background::on_event(&app, &event);
             let _ = on_event.send(event);
         })
         .await?;
-    let _ = app.emit(
-        DREAM_FINISHED,
-        DreamFinished {
-            task: outcome.task.clone(),
-        },
-    );
     Ok(outcome.task)
 }
 

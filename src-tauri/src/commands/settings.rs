@@ -74,6 +74,46 @@ pub async fn test_connection(
         .map_err(Error::from)
 }
 
+/// Whether Engram starts at login (so the tray can consolidate in the background). `false` where
+/// the autostart plugin is not there (tests).
+#[tauri::command]
+pub fn start_at_login<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> Result<bool> {
+    use tauri::Manager;
+    use tauri_plugin_autostart::ManagerExt;
+    if app
+        .try_state::<tauri_plugin_autostart::AutoLaunchManager>()
+        .is_none()
+    {
+        return Ok(false);
+    }
+    app.autolaunch().is_enabled().map_err(autostart_error)
+}
+
+/// Starts Engram at login, or stops doing so; returns the setting as it now is.
+#[tauri::command]
+pub fn set_start_at_login<R: tauri::Runtime>(app: tauri::AppHandle<R>, on: bool) -> Result<bool> {
+    use tauri::Manager;
+    use tauri_plugin_autostart::ManagerExt;
+    if app
+        .try_state::<tauri_plugin_autostart::AutoLaunchManager>()
+        .is_none()
+    {
+        return Err(autostart_error("start at login is not available here"));
+    }
+    let manager = app.autolaunch();
+    if on {
+        manager.enable()
+    } else {
+        manager.disable()
+    }
+    .map_err(autostart_error)?;
+    manager.is_enabled().map_err(autostart_error)
+}
+
+fn autostart_error(error: impl std::fmt::Display) -> crate::error::Error {
+    memory_engine::Error::InvalidInput(format!("start at login: {error}")).into()
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;

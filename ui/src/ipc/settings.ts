@@ -20,4 +20,7 @@ export const settingsCommands = {
   deleteApiKey: (provider: ProviderKind) => call<LlmSetup>("delete_api_key", { provider }),
   /** One tiny request with the values on screen; a failing server is `ok: false`, not a rejection. */
   testConnection: (test: ConnectionTest) => call<ConnectionCheck>("test_connection", { test }),
+  /** Whether Engram starts at login (the tray consolidates in the background). */
+  startAtLogin: () => call<boolean>("start_at_login"),
+  setStartAtLogin: (on: boolean) => call<boolean>("set_start_at_login", { on }),
 };

@@ -23,7 +23,13 @@ export interface Call {
   args: Record<string, unknown>;
 }
 
-export function mockShell(handlers: Record<string, Handler>) {
+/** What every screen may ask without a test caring: answered unless a test says otherwise. */
+const BACKGROUND_HANDLERS: Record<string, Handler> = {
+  start_at_login: () => false,
+};
+
+export function mockShell(testHandlers: Record<string, Handler>) {
+  const handlers = { ...BACKGROUND_HANDLERS, ...testHandlers };
   const calls: Call[] = [];
   mockIPC(
     (cmd, payload) => {

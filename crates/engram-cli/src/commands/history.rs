@@ -47,7 +47,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             .replace('T', " ");
         let actor_color = match version.actor {
             Actor::User => Color::Green,
-            Actor::External => Color::Yellow,
+            Actor::External | Actor::ClaudeDream => Color::Yellow,
             Actor::Dream | Actor::Extract | Actor::Snapshot => Color::Magenta,
         };
         table.row(vec![

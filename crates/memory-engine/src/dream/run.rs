@@ -423,6 +423,20 @@ impl Engine {
             .at(&runs)
     }
 
+    /// Whether `pid` runs an Engram dream (its task file names it): its changes are its own,
+    /// not Claude Code's.
+    pub(crate) fn is_engram_dream(&self, pid: u32) -> bool {
+        let Ok(projects) = fs::read_dir(self.engram_home().join("dream")) else {
+            return false;
+        };
+        projects.flatten().any(|dir| {
+            disk::read_text(&dir.path().join("task.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str::<DreamTask>(&text).ok())
+                .is_some_and(|task| task.pid == pid)
+        })
+    }
+
     /// The dream running on `project` in any Engram process, if its process is alive.
     pub fn running_dream(&self, project: &str) -> Option<DreamTask> {
         let path = self.dream_state_dir(project).ok()?.join("task.json");

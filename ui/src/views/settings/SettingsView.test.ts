@@ -36,6 +36,24 @@ describe("the Settings view", () => {
     expect(button(/^Save/).disabled).toBe(true);
   });
 
+  it("turns start at login on through the shell and shows what the OS now says", async () => {
+    let on = false;
+    const shell = mockShell({
+      llm_setup: () => llmSetup(),
+      start_at_login: () => on,
+      set_start_at_login: (args) => (on = args.on as boolean),
+    });
+    render(SettingsView);
+    const toggle = (await screen.findByTestId("start-at-login")) as HTMLInputElement;
+    await screen.findByRole("heading", { name: "In the background" });
+    expect(toggle.checked).toBe(false);
+    await fireEvent.click(toggle);
+    await screen.findByTestId("start-at-login");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(shell.of("set_start_at_login")[0]?.args).toEqual({ on: true });
+    expect((screen.getByTestId("start-at-login") as HTMLInputElement).checked).toBe(true);
+  });
+
   it("switches to an OpenAI-compatible server and saves it to config.toml, blanks meaning the defaults", async () => {
     let saved: LlmSetup = llmSetup();
     const shell = mockShell({

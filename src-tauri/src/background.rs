@@ -1,0 +1,199 @@
+//! Engram in the background: the dream scheduler's loop (the engine decides which project is due;
+//! this only wakes it up), "Dream now" and "Pause" from the tray, the tray's status line, and a
+//! desktop notification when a dream leaves changes waiting for review.
+//!
+//! One dream at a time in the app: every dream here (and the window's "Dream now") runs as the
+//! engine's one `Dream` job, so starting one cancels none and the scheduler waits while one runs.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use memory_engine::dream::{DreamEvent, DreamEventKind, DreamOptions, DreamTask};
+use memory_engine::JobKind;
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tauri_plugin_notification::NotificationExt;
+
+use crate::events::{DreamFinished, DREAM_FINISHED};
+use crate::state::AppState;
+
+/// How often the scheduler looks for a due project. The gates themselves throttle the costly
+/// part (counting sessions) to once every 10 minutes per project.
+const TICK: Duration = Duration::from_secs(5 * 60);
+/// The first look, shortly after start (not at once: the window comes first).
+const FIRST_TICK: Duration = Duration::from_secs(60);
+
+/// The project dreaming in this app now, for the tray's status line.
+#[derive(Default)]
+pub struct Background {
+    dreaming: Mutex<Option<String>>,
+}
+
+impl Background {
+    fn set_dreaming(&self, project: Option<String>) {
+        *self.dreaming.lock().unwrap_or_else(PoisonError::into_inner) = project;
+    }
+
+    fn dreaming(&self) -> Option<String> {
+        self.dreaming
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// What the tray shows.
+pub struct Snapshot {
+    pub dreaming: Option<String>,
+    pub waiting: usize,
+    pub paused: bool,
+    pub current_project: Option<String>,
+}
+
+pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
+    let state = app.state::<AppState>();
+    let engine = state.engine();
+    Snapshot {
+        dreaming: app.try_state::<Background>().and_then(|b| b.dreaming()),
+        waiting: engine.waiting_change_sets().map_or(0, |sets| sets.len()),
+        paused: engine
+            .load_config()
+            .map(|c| c.dream.background == Some(false))
+            .unwrap_or(false),
+        current_project: state.watched_project(),
+    }
+}
+
+/// Starts the scheduler loop for the app's lifetime.
+pub fn start<R: Runtime>(app: &AppHandle<R>) {
+    app.manage(Background::default());
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(FIRST_TICK).await;
+        loop {
+            let engine = app.state::<AppState>().engine().clone();
+            let outcome = engine.dream_tick(|event| on_event(&app, &event)).await;
+            if let Err(error) = outcome {
+                eprintln!("engram-app: background dream: {error}");
+            }
+            crate::tray::refresh(&app);
+            tokio::time::sleep(TICK).await;
+        }
+    });
+}
+
+/// The tray's "Dream now": dreams the project the window shows, gates skipped.
+pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
+    let Some(project) = app.state::<AppState>().watched_project() else {
+        return;
+    };
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let engine = app.state::<AppState>().engine().clone();
+        let target = match tauri::async_runtime::spawn_blocking({
+            let engine = engine.clone();
+            move || engine.dream_target(&project)
+        })
+        .await
+        {
+            Ok(Ok(target)) => target,
+            Ok(Err(error)) => return eprintln!("engram-app: dream now: {error}"),
+            Err(error) => return eprintln!("engram-app: dream now: {error}"),
+        };
+        let job = engine.jobs().start(JobKind::Dream);
+        let options = DreamOptions {
+            force: true,
+            ..DreamOptions::default()
+        };
+        if let Err(error) = engine
+            .run_dream(&target, &options, job.token(), |event| {
+                on_event(&app, &event)
+            })
+            .await
+        {
+            eprintln!("engram-app: dream now: {error}");
+        }
+        crate::tray::refresh(&app);
+    });
+}
+
+/// The tray's "Pause background dreams": flips the setting in `config.toml`.
+pub fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
+    let engine = app.state::<AppState>().engine().clone();
+    let paused = snapshot(app).paused;
+    if let Err(error) = engine.set_background_dreams(paused) {
+        eprintln!("engram-app: pause background dreams: {error}");
+    }
+    crate::tray::refresh(app);
+}
+
+/// A background dream's lifecycle: the tray follows it; when it ends, every window hears of it
+/// and, if it left changes waiting, so does the person.
+pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: &DreamEvent) {
+    let background = app.try_state::<Background>();
+    match event.kind {
+        DreamEventKind::Started => {
+            if let Some(background) = background {
+                background.set_dreaming(Some(event.task.project.clone()));
+            }
+            crate::tray::refresh(app);
+        }
+        DreamEventKind::Finished => {
+            if let Some(background) = background {
+                background.set_dreaming(None);
+            }
+            finished(app, &event.task);
+        }
+        DreamEventKind::Turn | DreamEventKind::FileTouched => {}
+    }
+}
+
+/// Tells the windows a dream finished and notifies the person when it left changes to review.
+pub fn finished<R: Runtime>(app: &AppHandle<R>, task: &DreamTask) {
+    let _ = app.emit(DREAM_FINISHED, DreamFinished { task: task.clone() });
+    crate::tray::refresh(app);
+    if let Some(id) = &task.change_set {
+        let waiting = app
+            .state::<AppState>()
+            .engine()
+            .staged_change_set(id)
+            .map(|set| set.waiting())
+            .unwrap_or(0);
+        // The plugin is absent from the shell tests build; no notification daemon (a bare X
+        // session, CI) is not an error worth reporting either.
+        let notifications = app
+            .try_state::<tauri_plugin_notification::Notification<R>>()
+            .is_some();
+        if waiting > 0 && notifications {
+            let _ = app
+                .notification()
+                .builder()
+                .title("Engram: changes to review")
+                .body(notification_body(&task.project, waiting))
+                .show();
+        }
+    }
+}
+
+fn notification_body(project: &str, waiting: usize) -> String {
+    match waiting {
+        1 => format!("A dream on {project} left 1 change waiting for your review."),
+        n => format!("A dream on {project} left {n} changes waiting for your review."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notification_names_the_project_and_counts_the_changes() {
+        assert_eq!(
+            notification_body("-home-u-app", 1),
+            "A dream on -home-u-app left 1 change waiting for your review."
+        );
+        assert_eq!(
+            notification_body("p", 4),
+            "A dream on p left 4 changes waiting for your review."
+        );
+    }
+}
