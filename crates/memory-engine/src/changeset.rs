@@ -147,13 +147,34 @@ impl FileChange {
 pub struct ChangeSet {
     pub root: PathBuf,
     pub changes: Vec<FileChange>,
+    /// What [`ChangeSet::read`] returned from the disk for files not staged yet: a later
+    /// [`ChangeSet::stage_write`] of such a file plans against exactly what the planner saw, not
+    /// against a second read that another writer may have changed in between (that mismatch made
+    /// a merge of `MEMORY.md` drop the other writer's line).
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    bases: std::collections::BTreeMap<String, Option<String>>,
 }
 
 impl ChangeSet {
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        ChangeSet::from_changes(root, Vec::new())
+    }
+
+    /// A set of already planned changes (reviewed in a window, read back from staging).
+    pub fn from_changes(root: impl Into<PathBuf>, changes: Vec<FileChange>) -> Self {
         ChangeSet {
             root: root.into(),
-            changes: Vec::new(),
+            changes,
+            bases: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// The disk content of `file` as the planner first saw it through this set, else now.
+    fn base(&self, file: &str, path: &Path) -> Result<Option<String>> {
+        match self.bases.get(file) {
+            Some(seen) => Ok(seen.clone()),
+            None => read_optional(path),
         }
     }
 
@@ -164,7 +185,7 @@ impl ChangeSet {
         let index = self.position(file);
         let before = match index {
             Some(i) => self.changes[i].before.clone(),
-            None => read_optional(&path)?,
+            None => self.base(file, &path)?,
         };
         self.put(index, file, before, Some(content), reason);
         Ok(())
@@ -220,7 +241,7 @@ impl ChangeSet {
                 self.changes[i].after.is_some(),
             ),
             None => {
-                let before = read_optional(&path)?;
+                let before = self.base(file, &path)?;
                 let exists = before.is_some();
                 (before, exists)
             }
@@ -241,11 +262,25 @@ impl ChangeSet {
 
     /// `file` as it will be once the set is applied: the staged content if staged, else the disk.
     /// `None`: the file does not (or will not) exist. Lets a planner read its own staged writes.
-    pub fn read(&self, file: &str) -> Result<Option<String>> {
+    /// [`ChangeSet::read`] without noting what was read: for looking, not for planning a write
+    /// from it.
+    pub fn peek(&self, file: &str) -> Result<Option<String>> {
         let path = confined_path(&self.root, file)?;
         match self.staged_content(file) {
             Some(staged) => Ok(staged.map(str::to_owned)),
-            None => read_optional(&path),
+            None => self.base(file, &path),
+        }
+    }
+
+    pub fn read(&mut self, file: &str) -> Result<Option<String>> {
+        let path = confined_path(&self.root, file)?;
+        match self.staged_content(file) {
+            Some(staged) => Ok(staged.map(str::to_owned)),
+            None => {
+                let seen = self.base(file, &path)?;
+                self.bases.insert(file.to_owned(), seen.clone());
+                Ok(seen)
+            }
         }
     }
 
@@ -812,6 +847,31 @@ mod tests {
     }
 
     #[test]
+    fn a_write_planned_from_a_read_is_based_on_that_read_even_if_the_disk_moved_since() {
+        let fx = TempMemoryDir::new("memory");
+        fx.write("MEMORY.md", "# Memory\n");
+        let mut set = ChangeSet::new(&fx.root);
+        let seen = set.read("MEMORY.md").expect("read").expect("exists");
+        // Another writer lands a line between the planner's read and its staging.
+        fx.write("MEMORY.md", "# Memory\n- [B](b.md)\n");
+        set.stage_write("MEMORY.md", format!("{seen}- [A](a.md)\n"), "index a.md")
+            .expect("stage");
+        assert_eq!(
+            set.changes[0].before.as_deref(),
+            Some("# Memory\n"),
+            "before is what the planner saw, so the edit is exactly `+ A`"
+        );
+        fx.engine
+            .apply_change_set(&set, Actor::User)
+            .expect("merged, not refused");
+        assert_eq!(
+            fx.read("MEMORY.md").as_deref(),
+            Some("# Memory\n- [A](a.md)\n- [B](b.md)\n"),
+            "both lines survive"
+        );
+    }
+
+    #[test]
     fn staged_reads_see_staged_writes_and_deletes_before_the_disk() {
         let fx = TempMemoryDir::new("memory");
         fx.write("keep.md", "disk\n");
@@ -892,13 +952,13 @@ mod tests {
         assert_eq!(err.kind(), ErrorKind::PathDenied, "{err}");
 
         // A set planned elsewhere (e.g. loaded from staging) is checked again when applied.
-        let forged = ChangeSet {
-            root: fx.root.clone(),
-            changes: vec![
+        let forged = ChangeSet::from_changes(
+            fx.root.clone(),
+            vec![
                 FileChange::between("link/x.md", None, Some("x".into()), String::new())
                     .expect("a change"),
             ],
-        };
+        );
         let err = fx
             .engine
             .apply_change_set(&forged, Actor::Dream)

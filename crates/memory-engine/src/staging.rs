@@ -277,13 +277,13 @@ impl Engine {
             }
         });
         if !selected.is_empty() {
-            let set = ChangeSet {
-                root: root.clone(),
-                changes: selected
+            let set = ChangeSet::from_changes(
+                root.clone(),
+                selected
                     .iter()
                     .map(|&i| staged.files[i].change.clone())
                     .collect(),
-            };
+            );
             match self.apply_change_set_of(&set, staged.source.actor(), Some(&staged.id)) {
                 Ok(report) => {
                     for (&i, applied) in selected.iter().zip(report.files) {

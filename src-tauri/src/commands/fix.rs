@@ -30,10 +30,7 @@ pub async fn apply_fix(
 ) -> Result<ApplyReport> {
     let dir = state.memory_dir(&project)?;
     blocking(move || {
-        let set = ChangeSet {
-            root: dir.root().to_path_buf(),
-            changes,
-        };
+        let set = ChangeSet::from_changes(dir.root(), changes);
         dir.apply_fix(&set)
     })
     .await

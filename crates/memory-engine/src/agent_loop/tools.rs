@@ -274,7 +274,7 @@ impl Workspace {
             .any(|c| c.after.is_some() && strip_dir(&c.file, rel).is_some())
     }
 
-    fn read(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+    fn read(&mut self, input: &Value) -> Result<ToolOutcome, Refusal> {
         let rel = self.resolve(required_str(input, "path")?, false)?;
         let text = self.read_text(&rel)?;
         let offset = input
@@ -303,7 +303,7 @@ impl Workspace {
     }
 
     /// The file as it will be once staged changes land.
-    fn read_text(&self, rel: &str) -> Result<String, Refusal> {
+    fn read_text(&mut self, rel: &str) -> Result<String, Refusal> {
         let failed = |message: String| Refusal::Failed(Some(rel.to_owned()), message);
         if self.set.staged_content(rel).is_none() && self.root.join(rel).is_dir() {
             return Err(failed(format!("{rel}: is a directory (use list)")));
@@ -315,7 +315,7 @@ impl Workspace {
         }
     }
 
-    fn grep(&self, input: &Value) -> Result<ToolOutcome, Refusal> {
+    fn grep(&mut self, input: &Value) -> Result<ToolOutcome, Refusal> {
         let pattern = required_str(input, "pattern")?;
         let insensitive = input
             .get("case_insensitive")

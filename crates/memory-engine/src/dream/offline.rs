@@ -727,7 +727,7 @@ impl IndexEdits {
         edit: impl FnOnce(&str) -> String,
     ) -> Result<()> {
         if !self.0.contains_key(file) {
-            let raw = set.read(file)?.unwrap_or_default();
+            let raw = set.peek(file)?.unwrap_or_default();
             self.0.insert(file.to_owned(), (raw, Vec::new()));
         }
         if let Some((raw, notes)) = self.0.get_mut(file) {
@@ -1637,7 +1637,7 @@ mod tests {
         let dream = plan(&fx);
         let after = dream
             .changes
-            .read(INDEX_FILE)
+            .peek(INDEX_FILE)
             .expect("read")
             .expect("index");
         let loaded = index::load_index_text(&after);
@@ -1728,7 +1728,7 @@ mod tests {
         let dream = plan(&fx);
         let after = dream
             .changes
-            .read("project_a.md")
+            .peek("project_a.md")
             .expect("read")
             .expect("file");
         // The fixture clock stands at 2026-11-18.
