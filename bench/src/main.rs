@@ -188,8 +188,88 @@ fn run() -> Result<(), String> {
             );
         }
     }
+    dream_benches(&engine, &options)?;
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
     Ok(())
+}
+
+/// The dream's hot paths: the sessions gate over 5,000 transcripts against one `stat` per file
+/// (its floor: the gate reads only names and mtimes), and the offline dream of a 2,000-file dir
+/// (planning only: it writes nothing).
+fn dream_benches(engine: &Engine, options: &Options) -> Result<(), String> {
+    use memory_engine::dream::gates::sessions_touched_since;
+    const TRANSCRIPTS: usize = 5_000;
+    let transcripts = options.corpus.join("transcripts-5000");
+    if !transcripts.is_dir() {
+        fs::create_dir_all(&transcripts).map_err(|e| format!("{}: {e}", transcripts.display()))?;
+        for n in 0..TRANSCRIPTS {
+            let name = format!("{n:08x}-0000-4000-8000-{n:012x}.jsonl");
+            fs::write(transcripts.join(name), "{}\n").map_err(|e| e.to_string())?;
+        }
+        for n in 0..50 {
+            fs::write(transcripts.join(format!("agent-{n}.jsonl")), "{}\n")
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    let stat_floor = || -> usize {
+        fs::read_dir(&transcripts)
+            .map(|entries| entries.flatten().filter(|e| e.metadata().is_ok()).count())
+            .unwrap_or(0)
+    };
+    let (mut gate, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..options.rounds.max(5) {
+        std::hint::black_box(stat_floor());
+        floor.push(time(stat_floor));
+        let mut outcome = Ok(Vec::new());
+        gate.push(time(|| {
+            outcome = sessions_touched_since(&transcripts, 0, None)
+        }));
+        let counted = outcome.map_err(|e| e.to_string())?.len();
+        if counted != TRANSCRIPTS {
+            return Err(format!(
+                "the gate counted {counted} of {TRANSCRIPTS} sessions"
+            ));
+        }
+    }
+    let (gate, floor) = (median(&mut gate), median(&mut floor));
+    println!(
+        "{:>7}  {:<6} {:>10} {:>10} {:>12.0} {:>6.1}×   (sessions gate vs one stat per file)",
+        TRANSCRIPTS,
+        "gate",
+        format_duration(gate),
+        format_duration(floor),
+        TRANSCRIPTS as f64 / gate.as_secs_f64(),
+        gate.as_secs_f64() / floor.as_secs_f64()
+    );
+
+    const DREAM_FILES: usize = 2_000;
+    let dir = options.corpus.join(format!("memdir-{DREAM_FILES}"));
+    generate_corpus(&dir, DREAM_FILES).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let memdir = engine.memory_dir(&dir);
+    let mut times = Vec::new();
+    let mut planned = 0;
+    for _ in 0..options.rounds.clamp(1, 5) {
+        let mut outcome = Ok(0);
+        times.push(time(|| {
+            outcome = memory_engine::dream::offline::plan_offline_dream(&memdir, &chrono_local())
+                .map(|d| d.changes.len())
+        }));
+        planned = outcome.map_err(|e| e.to_string())?;
+    }
+    println!(
+        "{:>7}  {:<6} {:>10} {:>10} {:>12.0} {:>7}   (offline dream, {planned} files changed)",
+        DREAM_FILES,
+        "dream",
+        format_duration(median(&mut times)),
+        "-",
+        DREAM_FILES as f64 / median(&mut times).as_secs_f64(),
+        "-"
+    );
+    Ok(())
+}
+
+fn chrono_local() -> chrono::Local {
+    chrono::Local
 }
 
 /// The floor any scanner pays: open, read up to 4 KiB, close, for every topic file.
