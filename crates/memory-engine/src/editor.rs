@@ -28,7 +28,9 @@ use crate::disk::read_optional;
 use crate::error::{Error, IoResultExt, Result};
 use crate::frontmatter::{self, FieldEdit, Frontmatter};
 use crate::index;
-use crate::memdir::{governing_index, slug, validate_file_name, Memory, MemoryDir};
+use crate::memdir::{
+    check_linkable_name, governing_index, slug, validate_file_name, Memory, MemoryDir,
+};
 use crate::memory_type::MemoryType;
 
 /// The editor form: the four fields of a memory Engram owns.
@@ -283,7 +285,11 @@ impl MemoryDir {
     /// common in real memory dirs.
     fn new_memory_file(&self, file: Option<&str>, form: &MemoryForm) -> Result<String> {
         match file {
-            Some(file) => validate_file_name(self.root(), file),
+            Some(file) => {
+                let rel = validate_file_name(self.root(), file)?;
+                check_linkable_name(&rel)?;
+                Ok(rel)
+            }
             None => Ok(format!(
                 "{}_{}.md",
                 form.memory_type.as_str(),
@@ -303,6 +309,7 @@ impl MemoryDir {
     ) -> Result<ChangeSet> {
         let (rel, path) = self.resolve(file)?;
         let (new_rel, _) = self.resolve(new_file)?;
+        check_linkable_name(&new_rel)?;
         if new_rel == rel {
             return Err(Error::InvalidInput(format!(
                 "{rel}: the new name is the same as the old one"

@@ -125,3 +125,132 @@ fn a_remember_whose_topic_file_cannot_land_leaves_the_index_alone() {
         "no line may point at a file that does not exist"
     );
 }
+
+#[test]
+fn remember_refuses_file_names_an_index_link_cannot_carry_and_lint_fix_stays_idempotent() {
+    let s = Sandbox::in_project("names").with_engram_home();
+    let mem = s.root().join("mem");
+    fs::create_dir_all(&mem).expect("mkdir");
+    fs::write(mem.join("MEMORY.md"), "# Memory\n\n").expect("seed index");
+    let dir = mem.to_string_lossy().into_owned();
+    for name in [
+        "my notes.md",
+        "a(b).md",
+        "#k.md",
+        "x<y>.md",
+        "line\nbreak.md",
+        "cr\rx.md",
+        "[t].md",
+    ] {
+        let out = s.run(&[
+            "remember",
+            "--type",
+            "project",
+            "--name",
+            "N",
+            "--description",
+            "d",
+            "--file",
+            name,
+            "--body",
+            "b",
+            "--memory-dir",
+            &dir,
+        ]);
+        assert_eq!(
+            exit_code(&out),
+            2,
+            "{name:?} must be refused: {}",
+            stderr(&out)
+        );
+        assert!(
+            stderr(&out).contains("index link"),
+            "{name:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(mem.join("MEMORY.md")).expect("index"),
+        "# Memory\n\n",
+        "nothing was written"
+    );
+    let files: Vec<_> = fs::read_dir(&mem).expect("list").flatten().collect();
+    assert_eq!(files.len(), 1, "only MEMORY.md");
+
+    // A safe name, then lint --fix twice: the second finds nothing to do.
+    let out = s.run(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "N",
+        "--description",
+        "d",
+        "--file",
+        "notes-2026_v1.md",
+        "--body",
+        "b",
+        "--memory-dir",
+        &dir,
+    ]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    s.run(&["lint", "--fix", "--memory-dir", &dir]);
+    let once = fs::read_to_string(mem.join("MEMORY.md")).expect("index");
+    s.run(&["lint", "--fix", "--memory-dir", &dir]);
+    assert_eq!(
+        fs::read_to_string(mem.join("MEMORY.md")).expect("index"),
+        once
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn engram_log_never_appends_through_a_symlink_leading_out_of_the_memory_dir() {
+    let s = Sandbox::in_project("logs").with_engram_home();
+    let outside = s.root().join("outside");
+    fs::create_dir_all(&outside).expect("outside");
+    for (name, link_logs) in [("dir", true), ("file", false)] {
+        let mem = s.root().join(format!("mem-{name}"));
+        fs::create_dir_all(&mem).expect("mkdir");
+        let dir = mem.to_string_lossy().into_owned();
+        // Where today's log would go, found by writing one in a scratch dir first.
+        if link_logs {
+            std::os::unix::fs::symlink(&outside, mem.join("logs")).expect("symlink logs/");
+        } else {
+            let scratch = s.root().join("scratch");
+            let out = s.run(&["log", "probe", "--memory-dir", &scratch.to_string_lossy()]);
+            assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+            let day = walk(&scratch.join("logs"));
+            let rel = day.strip_prefix(&scratch).expect("inside").to_path_buf();
+            fs::create_dir_all(mem.join(&rel).parent().expect("parent")).expect("mkdir");
+            std::os::unix::fs::symlink(outside.join("victim.md"), mem.join(&rel))
+                .expect("symlink day");
+            fs::write(outside.join("victim.md"), "untouched\n").expect("victim");
+        }
+        let out = s.run(&["log", "shipped", "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 2, "{name}: refused: {}", stderr(&out));
+        assert!(stderr(&out).contains("outside"), "{name}: {}", stderr(&out));
+    }
+    assert_eq!(
+        fs::read_to_string(outside.join("victim.md")).expect("victim"),
+        "untouched\n"
+    );
+    assert!(
+        fs::read_dir(&outside).expect("list").count() == 1,
+        "nothing created outside"
+    );
+}
+
+/// The one file under `dir` (a day's log).
+fn walk(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut at = dir.to_path_buf();
+    while at.is_dir() {
+        at = fs::read_dir(&at)
+            .expect("list")
+            .flatten()
+            .next()
+            .expect("one entry")
+            .path();
+    }
+    at
+}

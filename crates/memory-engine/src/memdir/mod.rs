@@ -241,6 +241,7 @@ impl MemoryDir {
                 )
             }
             None => {
+                check_linkable_name(&rel)?;
                 let text = frontmatter::render_new(name, description, req.memory_type, body);
                 set.stage_write(&rel, text, &reason)?;
                 (RememberAction::Created, true, name.to_string(), true)
@@ -332,6 +333,16 @@ impl MemoryDir {
     /// is told it is Engram's own write and history records the new state. Returns the log's
     /// path.
     pub fn append_log(&self, text: &str) -> Result<PathBuf> {
+        // A `logs/` dir or a day's file that is a symlink leading elsewhere is refused: the log
+        // is appended to, and must stay inside the memory dir.
+        let planned = crate::logs::log_path(&self.root, self.engine.clock().now());
+        if let Some(rel) = planned
+            .strip_prefix(&self.root)
+            .ok()
+            .and_then(|r| r.to_str())
+        {
+            crate::disk::confined_path(&self.root, rel)?;
+        }
         let path = crate::logs::append_log_noting(
             &self.root,
             text,
@@ -417,6 +428,23 @@ pub fn validate_file_name(root: &Path, file: &str) -> Result<String> {
         return invalid("MEMORY.md is the index, not a memory; it is updated for you");
     }
     Ok(rel)
+}
+
+/// Refuses a name for a *new* memory file that the index's `[Title](file)` link cannot carry
+/// (whitespace, control characters, `()[]<>#`): its line would dangle and the file stay an
+/// orphan that no fix can pair up again. Existing files with such names (written by hand or by
+/// Claude Code) stay readable; only Engram does not create them.
+pub(crate) fn check_linkable_name(file: &str) -> Result<()> {
+    match file
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || "()[]<>#".contains(*c))
+    {
+        Some(c) => Err(Error::InvalidInput(format!(
+            "memory file {file:?}: contains {c:?}, which an index link cannot carry; use \
+             letters, digits, '-', '_' and '.'"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The index a file's line belongs in — the nearest `MEMORY.md` at or above the file's directory
