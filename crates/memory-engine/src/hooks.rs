@@ -434,6 +434,13 @@ impl Engine {
             .map(|text| self.backup_settings(text))
             .transpose()?;
         let target = fs::canonicalize(&path).unwrap_or(path);
+        // A rename would replace a file its owner made read-only: honour the mode instead.
+        if fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(Error::InvalidInput(format!(
+                "{}: the file is read-only; make it writable to let Engram change its hooks",
+                target.display()
+            )));
+        }
         disk::atomic_write(&target, updated.as_bytes())?;
         Ok(backup)
     }
@@ -614,6 +621,29 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_read_only_settings_file_is_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().expect("home");
+        let engine = crate::Engine::builder(crate::Environment::empty())
+            .claude_home(home.path())
+            .engram_home(home.path().join("engram"))
+            .build();
+        let settings = home.path().join("settings.json");
+        fs::write(&settings, "{\"theme\": \"dark\"}\n").expect("seed");
+        fs::set_permissions(&settings, fs::Permissions::from_mode(0o444)).expect("chmod");
+        let err = engine
+            .install_hooks("/usr/bin/engram hook user-prompt-submit")
+            .expect_err("read-only");
+        assert!(err.to_string().contains("read-only"), "{err}");
+        assert_eq!(
+            fs::read_to_string(&settings).expect("read"),
+            "{\"theme\": \"dark\"}\n",
+            "not replaced"
+        );
+    }
     use crate::environment::Environment;
 
     const EXE: &str = "/opt/engram/bin/engram";
