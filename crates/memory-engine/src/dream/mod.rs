@@ -157,7 +157,19 @@ impl Engine {
     /// The gates of `target` now, read only (`engram dream status`).
     pub fn dream_status(&self, target: &DreamTarget) -> Result<DreamStatus> {
         let settings = self.dream_settings(target)?;
-        let state = self.dream_state_dir(&target.project)?;
+        self.check_gates(target, &settings, None, gates::CheckMode::Inspect)
+    }
+
+    /// The gates of `target` under `settings` at the engine's now; `current_session` is never
+    /// counted.
+    pub(crate) fn check_gates(
+        &self,
+        target: &DreamTarget,
+        settings: &DreamSettings,
+        current_session: Option<&str>,
+        mode: gates::CheckMode,
+    ) -> Result<DreamStatus> {
+        let throttle_file = self.dream_state_dir(&target.project)?.join("last-scan");
         gates::check(
             gates::GateInputs {
                 project: &target.project,
@@ -170,10 +182,10 @@ impl Engine {
                     ..gates::GateConfig::default()
                 },
                 now: self.clock().now(),
-                current_session: None,
-                throttle_file: &state.join("last-scan"),
+                current_session,
+                throttle_file: &throttle_file,
             },
-            gates::CheckMode::Inspect,
+            mode,
         )
     }
 

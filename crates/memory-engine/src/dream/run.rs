@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::gates::{self, BlockedBy, CheckMode, GateInputs};
+use super::gates::{self, BlockedBy, CheckMode};
 use super::lock::{self, Acquire};
 use super::task::{DreamEvent, DreamEventKind, DreamTask, DreamTurn, TaskStatus};
 use super::{offline, prompt, DreamTarget, MAX_TURNS};
@@ -184,29 +184,14 @@ impl Engine {
             provider.as_str(),
             iso_time(now),
         );
-        let state = self.dream_state_dir(&target.project)?;
         if !options.force {
-            let status = gates::check(
-                GateInputs {
-                    project: &target.project,
-                    memory_dir: &target.memory_dir,
-                    transcripts_dir: &target.transcripts_dir,
-                    config: gates::GateConfig {
-                        enabled: settings.enabled,
-                        min_hours: settings.min_hours,
-                        min_sessions: settings.min_sessions,
-                        ..gates::GateConfig::default()
-                    },
-                    now,
-                    current_session: options.current_session.as_deref(),
-                    throttle_file: &state.join("last-scan"),
-                },
-                if options.scheduled {
-                    CheckMode::Schedule
-                } else {
-                    CheckMode::Inspect
-                },
-            )?;
+            let mode = if options.scheduled {
+                CheckMode::Schedule
+            } else {
+                CheckMode::Inspect
+            };
+            let status =
+                self.check_gates(target, &settings, options.current_session.as_deref(), mode)?;
             if let Some(blocked) = status.blocked_by {
                 task.status = TaskStatus::Skipped;
                 task.summary = Some(format!("not due: {}", blocked.describe(&status)));

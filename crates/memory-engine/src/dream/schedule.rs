@@ -4,7 +4,7 @@
 //! due project once, one at a time. Time comes from the engine's clock, so schedules are tested
 //! with a fixed clock, not sleeps.
 
-use super::gates::{self, CheckMode, DreamStatus, GateInputs};
+use super::gates::{CheckMode, DreamStatus};
 use super::run::{DreamOptions, DreamOutcome};
 use super::task::DreamEvent;
 use super::DreamTarget;
@@ -18,31 +18,13 @@ impl Engine {
     /// Claude Code's own check does, so calling this often stays cheap.
     pub fn due_dreams(&self) -> Result<Vec<(DreamTarget, DreamStatus)>> {
         let config = self.load_config()?;
-        let now = self.clock().now();
         let mut due = Vec::new();
         for target in self.dream_targets()? {
             let settings = self.dream_settings_in(&config, &target);
             if !settings.enabled {
                 continue;
             }
-            let state = self.dream_state_dir(&target.project)?;
-            let status = gates::check(
-                GateInputs {
-                    project: &target.project,
-                    memory_dir: &target.memory_dir,
-                    transcripts_dir: &target.transcripts_dir,
-                    config: gates::GateConfig {
-                        enabled: settings.enabled,
-                        min_hours: settings.min_hours,
-                        min_sessions: settings.min_sessions,
-                        ..gates::GateConfig::default()
-                    },
-                    now,
-                    current_session: None,
-                    throttle_file: &state.join("last-scan"),
-                },
-                CheckMode::Schedule,
-            )?;
+            let status = self.check_gates(&target, &settings, None, CheckMode::Schedule)?;
             if status.due {
                 due.push((target, status));
             }
