@@ -471,3 +471,34 @@ fn sigterm_and_engram_dream_kill_stop_a_dream_and_roll_its_lock_back() {
     }
     assert_eq!(s.json(&["changes", "list"]), json!([]), "nothing staged");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_dream_killed_with_sigkill_leaves_the_memory_untouched_and_its_lock_is_recovered() {
+    let s = Sandbox::in_project("crash").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    let lock = dir.join(".consolidate-lock");
+    let server = slow_model(Duration::from_secs(30));
+    let mut child = spawn_dream(&s, &server);
+    let pid = child.id();
+    let start = Instant::now();
+    while fs::read_to_string(&lock).unwrap_or_default().trim() != pid.to_string() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never took the lock"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill -9");
+    child.wait().expect("wait");
+    assert_eq!(snapshot(&dir), before, "a crash mid-run changes nothing");
+    // The next look cleans up: the crash was no consolidation.
+    let status = s.json(&["dream", "status"]);
+    assert_eq!(status["hoursSince"], Value::Null, "{status}");
+    assert!(!lock.exists(), "no lock before the crashed run, none after");
+    assert_eq!(s.json(&["changes", "list"]), json!([]));
+}

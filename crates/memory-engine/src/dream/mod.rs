@@ -156,6 +156,7 @@ impl Engine {
 
     /// The gates of `target` now, read only (`engram dream status`).
     pub fn dream_status(&self, target: &DreamTarget) -> Result<DreamStatus> {
+        self.recover_crashed_dream(target)?;
         let settings = self.dream_settings(target)?;
         self.check_gates(target, &settings, None, gates::CheckMode::Inspect)
     }

@@ -173,6 +173,7 @@ impl Engine {
 
     /// Gates, lock, settings and client: everything before the run, in a blocking context.
     fn prepare_dream(&self, target: &DreamTarget, options: &DreamOptions) -> Result<Ready> {
+        self.recover_crashed_dream(target)?;
         let config = self.load_config()?;
         let settings = self.dream_settings_in(&config, target);
         let model = self.llm_client_for(&options.llm)?;
@@ -420,6 +421,31 @@ impl Engine {
                 .and_then(|text| serde_json::from_str::<DreamTask>(&text).ok())
                 .is_some_and(|task| task.pid == pid)
         })
+    }
+
+    /// Cleans up after an Engram dream on `target` whose process died without finishing (a
+    /// crash, `kill -9`): its lock, if still its own, goes back to the prior mtime — the crash
+    /// was no consolidation — and the run is recorded as failed. Nothing else to undo: a run
+    /// only ever stages.
+    pub(crate) fn recover_crashed_dream(&self, target: &DreamTarget) -> Result<()> {
+        let path = self.dream_state_dir(&target.project)?.join("task.json");
+        let Ok(text) = disk::read_text(&path) else {
+            return Ok(());
+        };
+        let Ok(mut task) = serde_json::from_str::<DreamTask>(&text) else {
+            return Ok(());
+        };
+        if lock::pid_alive(task.pid) {
+            return Ok(());
+        }
+        if lock::inspect(&target.memory_dir)?.pid == Some(task.pid) {
+            lock::rollback_to(&target.memory_dir, task.prior_mtime.unwrap_or(0))?;
+        }
+        task.status = TaskStatus::Failed;
+        task.error = Some("the process running it ended before it finished".to_owned());
+        self.finish_task(&task)?;
+        let _ = fs::remove_file(&path);
+        Ok(())
     }
 
     /// The dream running on `project` in any Engram process, if its process is alive.
