@@ -309,7 +309,8 @@ pub fn entry_line(title: &str, file: &str, hook: &str) -> String {
             c => c,
         })
         .collect();
-    let hook = one_line(hook);
+    let title = neutralize_comments(&title);
+    let hook = neutralize_comments(&one_line(hook));
     let fixed = "- []()".len() + file.chars().count();
     let title = shorten(&title, MAX_ENTRY_CHARS.saturating_sub(fixed + 8).max(1));
     let head = format!("- [{title}]({file})");
@@ -321,6 +322,16 @@ pub fn entry_line(title: &str, file: &str, hook: &str) -> String {
         return head;
     }
     format!("{head} — {}", shorten(&hook, room))
+}
+
+/// `text` with HTML comment markers broken up (`<!--` → `<!- -`, `-->` → `- ->`): Claude Code
+/// strips comments from the index before loading it, so a description holding `<!--` would hide
+/// every entry up to the next `-->`.
+pub(crate) fn neutralize_comments(text: &str) -> String {
+    if !text.contains("<!--") && !text.contains("-->") {
+        return text.to_owned();
+    }
+    text.replace("<!--", "<!- -").replace("-->", "- ->")
 }
 
 /// `text` on one line: each run of whitespace, line breaks included, becomes one space.
@@ -559,6 +570,17 @@ pub fn merge_edit(before: &str, after: &str, current: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::testing::fixtures::real_memory;
+
+    #[test]
+    fn index_lines_engram_writes_never_open_or_close_an_html_comment() {
+        let hide = entry_line("A", "a.md", "<!-- hide");
+        let end = entry_line("B <!--", "b.md", "end -->");
+        for line in [&hide, &end] {
+            assert!(!line.contains("<!--") && !line.contains("-->"), "{line}");
+        }
+        let raw = format!("{hide}\n- [C](c.md) \u{2014} c\n{end}\n- [D](d.md) \u{2014} d\n");
+        assert_eq!(load_index_text(&raw).entries.len(), 4, "nothing hidden");
+    }
 
     const WARNING_TAIL: &str = ". Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files.";
 

@@ -42,6 +42,7 @@ pub const INDEX_TOO_LARGE: &str = "index-too-large";
 pub const LONG_INDEX_LINE: &str = "long-index-line";
 pub const DUPLICATE_MEMORY: &str = "duplicate-memory";
 pub const SECRET: &str = "secret";
+pub const INDEX_COMMENT: &str = "index-comment";
 
 /// Similarity (0–1) from which two memories count as near-duplicates.
 pub const DUPLICATE_THRESHOLD: f32 = 0.85;
@@ -248,6 +249,19 @@ fn lint_index(
         ));
     }
     for (i, line) in raw.lines().enumerate() {
+        // Claude Code strips HTML comments before loading the index: a `<!--` in a hook hides
+        // every line up to the next `-->`, entries included.
+        if line.contains("<!--") || line.contains("-->") {
+            findings.push(finding(
+                INDEX_COMMENT,
+                Severity::Warning,
+                rel,
+                Some(i + 1),
+                "an HTML comment marker: Claude Code does not load what a comment encloses, \
+                 entries included"
+                    .to_owned(),
+            ));
+        }
         let chars = line.chars().count();
         if chars > MAX_ENTRY_CHARS {
             findings.push(finding(

@@ -254,3 +254,46 @@ fn walk(dir: &std::path::Path) -> std::path::PathBuf {
     }
     at
 }
+
+#[test]
+fn an_index_description_cannot_hide_other_entries_and_lint_names_a_comment() {
+    let s = Sandbox::in_project("comments").with_engram_home();
+    let mem = s.root().join("mem");
+    let dir = mem.to_string_lossy().into_owned();
+    for (name, description) in [("a", "<!-- hide"), ("b", "between"), ("c", "end -->")] {
+        let out = s.run(&[
+            "remember",
+            "--type",
+            "project",
+            "--name",
+            name,
+            "--description",
+            description,
+            "--file",
+            &format!("project_{name}.md"),
+            "--body",
+            "x",
+            "--memory-dir",
+            &dir,
+        ]);
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    }
+    let index = s.json(&["index", "--memory-dir", &dir]);
+    assert_eq!(
+        index["entries"].as_array().map(Vec::len),
+        Some(3),
+        "{index}"
+    );
+    // A hand-written comment marker is named.
+    let text = fs::read_to_string(mem.join("MEMORY.md")).expect("index") + "<!-- hidden -->\n";
+    fs::write(mem.join("MEMORY.md"), text).expect("write");
+    let report = s.json_with_code(&["lint", "--memory-dir", &dir], 0);
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["rule"] == "index-comment"),
+        "{report}"
+    );
+}
