@@ -43,6 +43,7 @@ pub const LONG_INDEX_LINE: &str = "long-index-line";
 pub const DUPLICATE_MEMORY: &str = "duplicate-memory";
 pub const SECRET: &str = "secret";
 pub const INDEX_COMMENT: &str = "index-comment";
+pub const UNREADABLE: &str = "unreadable";
 
 /// Similarity (0–1) from which two memories count as near-duplicates.
 pub const DUPLICATE_THRESHOLD: f32 = 0.85;
@@ -142,7 +143,7 @@ pub fn lint_dir(root: &Path) -> Result<LintReport> {
 fn lint_indexes(
     root: &Path,
     files: &[scan::ListedFile],
-) -> (Vec<Finding>, BTreeMap<String, HashSet<String>>) {
+) -> (Vec<Finding>, BTreeMap<String, Option<HashSet<String>>>) {
     let mut dirs: BTreeSet<&str> = files.iter().map(|f| parent_of(&f.rel)).collect();
     dirs.insert("");
     let listed: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
@@ -150,12 +151,22 @@ fn lint_indexes(
     let mut indexes = BTreeMap::new();
     for dir in dirs {
         let rel = join_rel(dir, INDEX_FILE);
-        let Ok(bytes) = std::fs::read(root.join(&rel)) else {
-            continue;
+        let bytes = match std::fs::read(root.join(&rel)) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                // One finding, not an orphan for every file it might list.
+                findings.push(unreadable(&rel, &e.to_string()));
+                indexes.insert(dir.to_owned(), None);
+                continue;
+            }
         };
+        if let Some(finding) = invalid_utf8(&rel, &bytes) {
+            findings.push(finding);
+        }
         let raw = String::from_utf8_lossy(&bytes);
         let linked = lint_index(root, &listed, dir, &rel, &raw, &mut findings);
-        indexes.insert(dir.to_owned(), linked);
+        indexes.insert(dir.to_owned(), Some(linked));
     }
     (findings, indexes)
 }
@@ -171,12 +182,14 @@ struct FileCheck {
 /// orphan rule, which needs the indexes.
 fn check_file(file: &scan::ListedFile, buf: &mut Vec<u8>) -> FileCheck {
     let mut findings = Vec::new();
-    if scan::read_file(&file.path, buf).is_err() {
+    if let Err(e) = scan::read_file(&file.path, buf) {
+        findings.push(unreadable(&file.rel, &e.to_string()));
         return FileCheck {
             findings,
             memory: None,
         };
     }
+    findings.extend(invalid_utf8(&file.rel, buf));
     let text = String::from_utf8_lossy(buf);
     for secret in scan_secrets(&text) {
         findings.push(secret_finding(&file.rel, secret.line, secret.rule));
@@ -200,6 +213,33 @@ fn check_file(file: &scan::ListedFile, buf: &mut Vec<u8>) -> FileCheck {
         findings,
         memory: Some(duplicates::Candidate::new(file.rel.clone(), key)),
     }
+}
+
+fn unreadable(file: &str, why: &str) -> Finding {
+    finding(
+        UNREADABLE,
+        Severity::Error,
+        file,
+        None,
+        format!("cannot be read ({why}): nothing in it can be checked"),
+    )
+}
+
+/// A finding for text that is not UTF-8, at the line of the first bad byte: Claude Code reads
+/// it garbled and Engram cannot edit it.
+fn invalid_utf8(file: &str, bytes: &[u8]) -> Option<Finding> {
+    let error = std::str::from_utf8(bytes).err()?;
+    let at = error.valid_up_to();
+    let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+    Some(finding(
+        UNREADABLE,
+        Severity::Error,
+        file,
+        Some(line),
+        format!(
+            "not valid UTF-8 (byte {at}): Claude Code reads it garbled and Engram cannot edit it"
+        ),
+    ))
 }
 
 fn secret_finding(file: &str, line: usize, rule: &str) -> Finding {
@@ -357,11 +397,17 @@ fn lint_frontmatter(rel: &str, text: &str, fm: &Frontmatter, findings: &mut Vec<
 }
 
 /// The orphan rule: a topic file its nearest index (at or above its dir) does not list.
-fn orphan_finding(rel: &str, indexes: &BTreeMap<String, HashSet<String>>) -> Option<Finding> {
+fn orphan_finding(
+    rel: &str,
+    indexes: &BTreeMap<String, Option<HashSet<String>>>,
+) -> Option<Finding> {
     let mut dir = parent_of(rel);
     let governing = loop {
-        if let Some(linked) = indexes.get(dir) {
-            break Some((dir, linked));
+        match indexes.get(dir) {
+            Some(Some(linked)) => break Some((dir, linked)),
+            // Its index could not be read: whether it lists this file is unknown.
+            Some(None) => return None,
+            None => {}
         }
         if dir.is_empty() {
             break None;

@@ -7,6 +7,8 @@ use std::process::{Child, Stdio};
 use std::thread;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::support::{exit_code, stderr, Sandbox};
 
 fn remember(s: &Sandbox, dir: &str, name: &str) -> Child {
@@ -294,6 +296,45 @@ fn an_index_description_cannot_hide_other_entries_and_lint_names_a_comment() {
             .expect("findings")
             .iter()
             .any(|f| f["rule"] == "index-comment"),
+        "{report}"
+    );
+}
+
+#[test]
+fn lint_names_what_it_cannot_read_instead_of_saying_nothing() {
+    let s = Sandbox::in_project("unreadable").with_engram_home();
+    let mem = s.root().join("mem");
+    fs::create_dir_all(&mem).expect("mkdir");
+    let dir = mem.to_string_lossy().into_owned();
+    fs::write(
+        mem.join("MEMORY.md"),
+        b"- [A](a.md) \xe2\x80 broken\n".as_slice(),
+    )
+    .expect("index");
+    fs::write(
+        mem.join("a.md"),
+        b"---\nname: A\ndescription: a\ntype: user\n---\n\xff\n".as_slice(),
+    )
+    .expect("topic");
+    let report = s.json_with_code(&["lint", "--memory-dir", &dir], 1);
+    let unreadable: Vec<(String, Value)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "unreadable")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap_or_default().to_owned(),
+                f["line"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        unreadable,
+        vec![
+            ("MEMORY.md".to_owned(), Value::from(1)),
+            ("a.md".to_owned(), Value::from(6))
+        ],
         "{report}"
     );
 }
