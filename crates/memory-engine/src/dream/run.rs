@@ -5,7 +5,8 @@
 //! The run only ever stages: a kill (the job's token), a crash, a failure or a spent token budget
 //! leaves the memory dir exactly as it was and rolls the lock back to its prior mtime. While it
 //! runs, `<engram home>/dream/<project>/task.json` holds the task (so `engram dream kill` and the
-//! app can find it); every finished run is appended to `runs.jsonl` beside it.
+//! app can find it); every run that got the lock is appended to `runs.jsonl` beside it when it
+//! ends.
 
 use std::fs;
 use std::io::Write;
@@ -89,9 +90,9 @@ impl Engine {
             policy,
             sessions,
         } = match prepared {
+            // Not recorded among past dreams: a skip is a gate saying "not now", not a run.
             Ready::Skipped(task, blocked) => {
                 let task = *task;
-                self.finish_task(&task)?;
                 on_event(DreamEvent {
                     kind: DreamEventKind::Finished,
                     task: task.clone(),
@@ -127,7 +128,7 @@ impl Engine {
                 )
                 .await
             }
-            None => self.offline_run(target, &mut task, &mut on_event),
+            None => self.offline_run(target, &mut task, &mut on_event).await,
         };
         task.elapsed_ms = elapsed_ms(&started);
         let outcome = match result {
@@ -331,14 +332,18 @@ impl Engine {
         Ok(set)
     }
 
-    fn offline_run(
+    async fn offline_run(
         &self,
         target: &DreamTarget,
         task: &mut DreamTask,
         on_event: &mut (impl FnMut(DreamEvent) + Send),
     ) -> Result<ChangeSet> {
         let dir = self.memory_dir(&target.memory_dir);
-        let planned = offline::plan_offline_dream(&dir, &chrono::Local)?;
+        // Reads every file of the dir: off the async threads.
+        let planned =
+            tokio::task::spawn_blocking(move || offline::plan_offline_dream(&dir, &chrono::Local))
+                .await
+                .map_err(|e| Error::InvalidInput(format!("dream worker failed: {e}")))??;
         for change in &planned.changes.changes {
             task.touch(&change.file);
             on_event(DreamEvent {
