@@ -14,7 +14,7 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let memory_dir = context.memory_dir()?;
+    let memory_dir = context.existing_memory_dir()?;
     let versions = memory_dir.history(args.file.as_deref())?;
     if context.json() {
         output::print_json(&versions)?;

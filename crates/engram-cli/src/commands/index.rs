@@ -14,7 +14,7 @@ const MAX_BYTES: usize = 25_000;
 pub struct Args {}
 
 pub fn run(context: &Context, _args: Args) -> Result<Status> {
-    let memory_dir = context.memory_dir()?;
+    let memory_dir = context.existing_memory_dir()?;
     let index = memory_dir.load_index()?;
     if context.json() {
         output::print_json(&index)?;

@@ -38,7 +38,7 @@ struct FixOutput<'a> {
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let memory_dir = context.memory_dir()?;
+    let memory_dir = context.existing_memory_dir()?;
     if args.fix {
         return fix(context, &memory_dir, args.dry_run);
     }

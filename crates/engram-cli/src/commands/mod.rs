@@ -113,6 +113,17 @@ impl Context {
         Ok(resolution)
     }
 
+    /// The memory dir to read: like [`Context::memory_dir`], but an explicit `--memory-dir`
+    /// that does not exist is named as missing (a typo must not read as "no memories"). A
+    /// project's own memory dir may not exist yet: Claude Code creates it at its first write.
+    pub fn existing_memory_dir(&self) -> Result<MemoryDir> {
+        let dir = self.memory_dir()?;
+        if self.global.memory_dir.is_some() && !dir.root().is_dir() {
+            return Err(Error::NotFound(dir.root().to_path_buf()));
+        }
+        Ok(dir)
+    }
+
     /// The memory dir to work on: `--memory-dir`, else the project's resolved one.
     pub fn memory_dir(&self) -> Result<MemoryDir> {
         let root = match &self.global.memory_dir {

@@ -64,7 +64,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         return Err(Error::InvalidInput("--limit must be at least 1".to_owned()));
     }
     let engine = &context.engine;
-    let memory_dir = context.memory_dir()?;
+    let memory_dir = context.existing_memory_dir()?;
     let client = engine.llm_client_for(&args.llm.overrides()?)?.client;
     let request = RecallRequest {
         query: args.query,

@@ -18,7 +18,7 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let memory_dir = context.memory_dir()?;
+    let memory_dir = context.existing_memory_dir()?;
     let limit = (!args.all).then_some(CLAUDE_SCAN_CAP);
     let headers = memory_dir.scan(limit)?;
     if context.json() {

@@ -12,7 +12,7 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let memory = context.memory_dir()?.show(&args.file)?;
+    let memory = context.existing_memory_dir()?.show(&args.file)?;
     if context.json() {
         output::print_json(&memory)?;
         return Ok(Status::Success);

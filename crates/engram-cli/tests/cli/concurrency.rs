@@ -338,3 +338,28 @@ fn lint_names_what_it_cannot_read_instead_of_saying_nothing() {
         "{report}"
     );
 }
+
+#[test]
+fn an_explicit_memory_dir_that_does_not_exist_is_named_as_missing() {
+    let s = Sandbox::in_project("typo").with_engram_home();
+    let missing = s.root().join("no-such-dir");
+    let dir = missing.to_string_lossy().into_owned();
+    for command in [
+        &["scan"][..],
+        &["index"],
+        &["lint"],
+        &["history"],
+        &["show", "a.md"],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--memory-dir", dir.as_str()]);
+        let out = s.run(&args);
+        assert_eq!(exit_code(&out), 2, "{command:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no-such-dir: not found"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!missing.exists(), "reading creates nothing");
+}
