@@ -106,9 +106,16 @@ impl Engine {
 
         let projects = self.project_names()?;
         let mut files: Vec<(usize, FoundFile)> = Vec::new();
+        let base = crate::disk::resolved_path(&self.memory_base().join("projects"));
         for (project, name) in projects.iter().enumerate() {
+            let dir = self.project_memory_dir(name);
+            // A memory dir symlinked out of the Claude home (to `/`, say) is not searched: that
+            // would walk whatever it points at.
+            if !crate::disk::resolved_path(&dir).starts_with(&base) {
+                continue;
+            }
             // One unreadable memory dir does not hide the others.
-            if let Ok(found) = scan::list_files(&self.project_memory_dir(name)) {
+            if let Ok(found) = scan::list_files(&dir) {
                 files.extend(found.into_iter().map(|f| (project, f)));
             }
         }
@@ -360,6 +367,27 @@ mod tests {
                 file.set_modified(time).expect("set mtime");
             }
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_memory_dir_symlinked_out_of_the_home_is_not_searched() {
+        let home = tempfile::tempdir().expect("home");
+        let outside = tempfile::tempdir().expect("outside");
+        fs::write(outside.path().join("secret.md"), "needle outside\n").expect("outside file");
+        let project = home.path().join("projects/-evil");
+        fs::create_dir_all(&project).expect("project");
+        std::os::unix::fs::symlink(outside.path(), project.join("memory")).expect("symlink");
+        let inside = home.path().join("projects/-good/memory");
+        fs::create_dir_all(&inside).expect("inside");
+        fs::write(inside.join("a.md"), "needle inside\n").expect("inside file");
+        let engine = Engine::builder(crate::Environment::empty())
+            .claude_home(home.path())
+            .engram_home(home.path().join("engram"))
+            .build();
+        let hits = search(&engine, "needle");
+        let files: Vec<&str> = hits.iter().map(|h| h.file.as_str()).collect();
+        assert_eq!(files, vec!["a.md"], "only the memory dir inside the home");
     }
 
     fn search(engine: &Engine, query: &str) -> Vec<SearchHit> {
