@@ -363,3 +363,17 @@ fn an_explicit_memory_dir_that_does_not_exist_is_named_as_missing() {
     }
     assert!(!missing.exists(), "reading creates nothing");
 }
+
+#[cfg(unix)]
+#[test]
+fn show_names_a_symlink_loop_as_a_loop() {
+    let s = Sandbox::in_project("loop").with_engram_home();
+    let mem = s.root().join("mem");
+    fs::create_dir_all(&mem).expect("mkdir");
+    std::os::unix::fs::symlink(mem.join("b.md"), mem.join("a.md")).expect("a -> b");
+    std::os::unix::fs::symlink(mem.join("a.md"), mem.join("b.md")).expect("b -> a");
+    let out = s.run(&["show", "a.md", "--memory-dir", &mem.to_string_lossy()]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("loop"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("outside"), "{}", stderr(&out));
+}

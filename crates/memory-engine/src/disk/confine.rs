@@ -101,3 +101,16 @@ pub fn resolved_path(path: &Path) -> PathBuf {
         }
     }
 }
+
+/// Whether an I/O error is "too many levels of symbolic links" (a loop).
+pub fn is_symlink_loop(error: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        rustix::io::Errno::from_io_error(error) == Some(rustix::io::Errno::LOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = error;
+        false
+    }
+}

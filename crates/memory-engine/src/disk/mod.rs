@@ -18,7 +18,7 @@ pub mod confine;
 pub mod echo;
 pub mod files;
 
-pub use confine::{check_file_key, confined_path, resolved_path};
+pub use confine::{check_file_key, confined_path, is_symlink_loop, resolved_path};
 pub use echo::{EchoRegistry, ECHO_TTL};
 pub use files::{content_hash, is_memory_file_key, memory_files, read_optional};
 

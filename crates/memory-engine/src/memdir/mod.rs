@@ -474,7 +474,17 @@ fn confine(root: &Path, path: &Path) -> Result<()> {
     let mut probe = path;
     loop {
         if fs::symlink_metadata(probe).is_ok() {
-            let real = fs::canonicalize(probe).map_err(|_| denied())?;
+            let real = fs::canonicalize(probe).map_err(|e| {
+                // Still refused, but named for what it is.
+                if crate::disk::is_symlink_loop(&e) {
+                    Error::InvalidInput(format!(
+                        "{}: a loop of symbolic links; it leads nowhere",
+                        probe.display()
+                    ))
+                } else {
+                    denied()
+                }
+            })?;
             return if real.starts_with(&real_root) {
                 Ok(())
             } else {
