@@ -46,6 +46,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         file: args.file,
         body,
     })?;
+    for warning in &outcome.warnings {
+        output::warning_line(warning);
+    }
     if context.json() {
         output::print_json(&outcome)?;
         return Ok(Status::Success);

@@ -377,3 +377,59 @@ fn show_names_a_symlink_loop_as_a_loop() {
     assert!(stderr(&out).contains("loop"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("outside"), "{}", stderr(&out));
 }
+
+#[test]
+fn remember_refuses_a_secret_in_team_memory_and_warns_about_one_elsewhere() {
+    let s = Sandbox::in_project("secrets").with_engram_home();
+    let mem = s.root().join("mem");
+    let dir = mem.to_string_lossy().into_owned();
+    let token = format!("ghp_{}", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8");
+    let out = s.run(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "CI",
+        "--description",
+        "ci token",
+        "--file",
+        "team/ci.md",
+        "--body",
+        &format!("use {token}"),
+        "--memory-dir",
+        &dir,
+    ]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("team memory is shared"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!mem.join("team/ci.md").exists(), "nothing written");
+
+    let key = format!("sk-ant-api03-{}", "x".repeat(93));
+    let out = s.run(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "Key",
+        "--description",
+        &format!("key {key}"),
+        "--file",
+        "project_key.md",
+        "--body",
+        "b",
+        "--memory-dir",
+        &dir,
+        "--json",
+    ]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("MEMORY.md"),
+        "the warning says where it ends up: {}",
+        stderr(&out)
+    );
+    let v: Value = serde_json::from_str(&crate::support::stdout(&out)).expect("json");
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{v}");
+}

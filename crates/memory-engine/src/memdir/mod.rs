@@ -106,6 +106,9 @@ pub struct RememberOutcome {
     /// The file's index line after the call.
     pub index_line: String,
     pub index_changed: bool,
+    /// What the person should know: a likely secret written into a private memory (team
+    /// memory refuses them outright), naming the rule and where.
+    pub warnings: Vec<String>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -268,12 +271,14 @@ impl MemoryDir {
                 (line, changed)
             }
         };
+        let warnings = secret_warnings(&rel, &req.name, &req.description, &req.body)?;
         Ok(RememberOutcome {
             file: rel,
             action,
             file_changed,
             index_line,
             index_changed,
+            warnings,
         })
     }
 
@@ -493,6 +498,39 @@ fn confine(root: &Path, path: &Path) -> Result<()> {
         }
         probe = probe.parent().ok_or_else(denied)?;
     }
+}
+
+/// Likely secrets in what `remember` is about to write: refused for team memory (shared with
+/// others, FORMATS.md §9), a warning each elsewhere — the description lands in the always-loaded
+/// index too.
+fn secret_warnings(rel: &str, name: &str, description: &str, body: &str) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for (field, text) in [("name", name), ("description", description), ("body", body)] {
+        for secret in crate::secrets::scan_secrets(text) {
+            let place = if field == "body" {
+                format!("the body, line {}", secret.line)
+            } else {
+                format!("the {field}")
+            };
+            if rel == "team" || rel.starts_with("team/") {
+                return Err(Error::InvalidInput(format!(
+                    "{rel}: {place} looks like a credential ({}); team memory is shared and \
+                     never holds secrets",
+                    secret.rule
+                )));
+            }
+            let also = if field == "description" {
+                ", and the description goes into MEMORY.md, which every session loads"
+            } else {
+                ""
+            };
+            warnings.push(format!(
+                "{rel}: {place} looks like a credential ({}){also}",
+                secret.rule
+            ));
+        }
+    }
+    Ok(warnings)
 }
 
 fn one_line(text: &str) -> String {
