@@ -251,7 +251,10 @@ pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
                     .take_while(|b| rule.charset.contains(**b))
                     .count();
                 let body = &bytes[start..start + len];
-                if (rule.min..=rule.max).contains(&len) && (rule.accept)(body) {
+                if (rule.min..=rule.max).contains(&len)
+                    && (rule.accept)(body)
+                    && !is_placeholder(body)
+                {
                     found.push(SecretMatch {
                         rule: rule.rule,
                         line: lines.line_of(at),
@@ -261,6 +264,7 @@ pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
         }
     }
     found.extend(private_keys(text, &lines));
+    found.extend(aws_secret_keys(text, &lines));
     found.extend(gcp_service_account(text, &lines));
     found.sort_by_key(|m| (m.line, m.rule));
     found.dedup();
@@ -283,7 +287,8 @@ fn private_keys(text: &str, lines: &LineIndex<'_>) -> Vec<SecretMatch> {
             continue;
         };
         let label = &rest[..header_end];
-        let is_private = label.ends_with("PRIVATE KEY")
+        // `RSA PRIVATE KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`, …
+        let is_private = (label.ends_with("PRIVATE KEY") || label.ends_with("PRIVATE KEY BLOCK"))
             && label.bytes().all(|b| b.is_ascii_uppercase() || b == b' ');
         if !is_private {
             continue;
@@ -300,6 +305,50 @@ fn private_keys(text: &str, lines: &LineIndex<'_>) -> Vec<SecretMatch> {
         if material >= 64 {
             out.push(SecretMatch {
                 rule: "private-key",
+                line: lines.line_of(at),
+            });
+        }
+    }
+    out
+}
+
+/// A documented placeholder rather than a key: `AKIAIOSFODNN7EXAMPLE`, `ghp_xxxx…`.
+fn is_placeholder(body: &[u8]) -> bool {
+    let example = body.windows(7).any(|w| w.eq_ignore_ascii_case(b"example"));
+    let mut distinct = [false; 256];
+    body.iter()
+        .for_each(|b| distinct[usize::from(b.to_ascii_lowercase())] = true);
+    example || distinct.iter().filter(|seen| **seen).count() <= 2
+}
+
+/// An AWS secret access key: 40 characters of base64 assigned to something named like
+/// `aws_secret_access_key` / `SecretAccessKey` on the same line (alone, the 40 characters are
+/// indistinguishable from any other base64).
+fn aws_secret_keys(text: &str, lines: &LineIndex<'_>) -> Vec<SecretMatch> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let lower = line.to_ascii_lowercase();
+        let named = lower.contains("secret_access_key")
+            || lower.contains("secretaccesskey")
+            || lower.contains("aws_secret");
+        if !named {
+            continue;
+        }
+        let Some(value_at) = line.find(['=', ':']) else {
+            continue;
+        };
+        let value = line[value_at + 1..].trim_start_matches([' ', '\t', '"', '\'']);
+        let len = value
+            .bytes()
+            .take_while(|b| Charset::Base64.contains(*b))
+            .count();
+        let body = &value.as_bytes()[..len];
+        if len == 40 && !is_placeholder(body) && body.iter().any(u8::is_ascii_digit) {
+            out.push(SecretMatch {
+                rule: "aws-secret-access-key",
                 line: lines.line_of(at),
             });
         }
@@ -440,6 +489,44 @@ mod tests {
         assert_eq!(found[0].rule, "private-key");
         // Not a timing assertion (machines here are shared): the work is bounded by the text,
         // which this size makes obvious if it is not (it took 7.7 s before).
+    }
+
+    #[test]
+    fn pgp_blocks_and_aws_secret_keys_are_found_and_documented_placeholders_are_not() {
+        let pgp = format!(
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{}\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----\n",
+            "lQVYBGRmZW4BDADKx3".repeat(5)
+        );
+        assert_eq!(rules(&pgp), ["private-key"]);
+        let pgp_public = pgp.replace("PRIVATE KEY BLOCK", "PUBLIC KEY BLOCK");
+        assert!(
+            rules(&pgp_public).is_empty(),
+            "a public key is not a secret"
+        );
+
+        let secret = format!(
+            "aws_secret_access_key = {}",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCY".to_owned() + "0123456789"
+        );
+        assert_eq!(rules(&secret), ["aws-secret-access-key"]);
+        let near = format!(
+            "the aws_secret_access_key lives in vault ({})",
+            "a".repeat(40)
+        );
+        assert!(rules(&near).is_empty(), "{near}");
+        let short = format!("aws_secret_access_key = {}", "wJalrXUtnFEMI/K7MDENG");
+        assert!(rules(&short).is_empty());
+
+        for placeholder in [
+            token("AKIA", "IOSFODNN7EXAMPLE", 1),
+            token("ghp_", "x", 36),
+            format!(
+                "aws_secret_access_key = {}",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+            ),
+        ] {
+            assert!(rules(&placeholder).is_empty(), "{placeholder}");
+        }
     }
 
     #[test]
