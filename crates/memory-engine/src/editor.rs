@@ -29,7 +29,8 @@ use crate::error::{Error, IoResultExt, Result};
 use crate::frontmatter::{self, FieldEdit, Frontmatter};
 use crate::index;
 use crate::memdir::{
-    check_linkable_name, governing_index, slug, validate_file_name, Memory, MemoryDir,
+    check_linkable_name, check_team_key, governing_index, slug, validate_file_name, Memory,
+    MemoryDir,
 };
 use crate::memory_type::MemoryType;
 
@@ -288,6 +289,7 @@ impl MemoryDir {
             Some(file) => {
                 let rel = validate_file_name(self.root(), file)?;
                 check_linkable_name(&rel)?;
+                check_team_key(&rel)?;
                 Ok(rel)
             }
             None => Ok(format!(
@@ -310,6 +312,7 @@ impl MemoryDir {
         let (rel, path) = self.resolve(file)?;
         let (new_rel, _) = self.resolve(new_file)?;
         check_linkable_name(&new_rel)?;
+        check_team_key(&new_rel)?;
         if new_rel == rel {
             return Err(Error::InvalidInput(format!(
                 "{rel}: the new name is the same as the old one"

@@ -433,3 +433,58 @@ fn remember_refuses_a_secret_in_team_memory_and_warns_about_one_elsewhere() {
     let v: Value = serde_json::from_str(&crate::support::stdout(&out)).expect("json");
     assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{v}");
 }
+
+#[test]
+fn remember_refuses_team_keys_in_the_forms_formats_9_rejects() {
+    let s = Sandbox::in_project("team-keys").with_engram_home();
+    let mem = s.root().join("mem");
+    let dir = mem.to_string_lossy().into_owned();
+    for key in [
+        "team/..%2fescape.md",
+        "team/%2e%2e/escape.md",
+        "team/\u{ff0e}\u{ff0e}/escape.md",
+        "team/a\u{ff0f}b.md",
+        "team/bell\u{7}.md",
+    ] {
+        let out = s.run(&[
+            "remember",
+            "--type",
+            "project",
+            "--name",
+            "T",
+            "--description",
+            "d",
+            "--file",
+            key,
+            "--body",
+            "b",
+            "--memory-dir",
+            &dir,
+        ]);
+        assert_eq!(exit_code(&out), 2, "{key:?}: {}", stderr(&out));
+    }
+    assert!(
+        !mem.join("team").exists() || fs::read_dir(mem.join("team")).expect("list").count() == 0
+    );
+    let out = s.run(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "T",
+        "--description",
+        "d",
+        "--file",
+        "team/déploiement.md",
+        "--body",
+        "b",
+        "--memory-dir",
+        &dir,
+    ]);
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "a non-ASCII name is fine: {}",
+        stderr(&out)
+    );
+}

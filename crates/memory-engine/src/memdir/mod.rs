@@ -202,7 +202,11 @@ impl MemoryDir {
             ));
         }
         let rel = match req.file.as_deref() {
-            Some(file) => validate_file_name(&self.root, file)?,
+            Some(file) => {
+                let rel = validate_file_name(&self.root, file)?;
+                check_team_key(&rel)?;
+                rel
+            }
             None => self
                 .existing_memory_named(name)?
                 .unwrap_or_else(|| format!("{}_{}.md", req.memory_type.as_str(), slug(name))),
@@ -433,6 +437,33 @@ pub fn validate_file_name(root: &Path, file: &str) -> Result<String> {
         return invalid("MEMORY.md is the index, not a memory; it is updated for you");
     }
     Ok(rel)
+}
+
+/// Refuses a team memory key in any of the forms FORMATS.md §9 rejects from a teammate: URL
+/// escapes (`..%2f`, `%2e%2e/`), characters that NFKC-normalise to something else (fullwidth
+/// dots and slashes), control characters. Engram never writes such a key into `team/` itself.
+pub(crate) fn check_team_key(rel: &str) -> Result<()> {
+    use unicode_normalization::UnicodeNormalization;
+    if !(rel.starts_with("team/")) {
+        return Ok(());
+    }
+    let refuse = |why: &str| {
+        Err(Error::InvalidInput(format!(
+            "team memory {rel:?}: {why}; team keys are plain names (FORMATS.md §9)"
+        )))
+    };
+    if rel.contains('%') {
+        return refuse("URL escapes are not allowed");
+    }
+    if rel.chars().any(char::is_control) {
+        return refuse("control characters are not allowed");
+    }
+    if rel.nfkc().collect::<String>() != rel {
+        return refuse(
+            "it changes under Unicode NFKC normalisation (fullwidth or compatibility characters)",
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a name for a *new* memory file that the index's `[Title](file)` link cannot carry
