@@ -62,6 +62,10 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     Ok(Status::Success)
 }
 
+/// The most a hook's stdin may hold: Claude Code's payloads are a few KiB (the prompt and some
+/// fields); 4 MiB leaves room for a very long pasted prompt.
+const MAX_HOOK_INPUT: u64 = 4 * 1024 * 1024;
+
 /// The line to print, within the budget counted from `started`.
 fn prompt_context(
     context: &Context,
@@ -77,8 +81,21 @@ fn prompt_context(
     // budget, and a blocked thread is simply abandoned when the process exits.
     let (sender, receiver) = tokio::sync::oneshot::channel();
     std::thread::spawn(move || {
-        let mut text = String::new();
-        let read = std::io::stdin().read_to_string(&mut text).map(|_| text);
+        // A hook payload is a prompt and a few fields: anything past the cap is not one, and
+        // reading it all would cost time and memory the budget does not have.
+        let mut bytes = Vec::new();
+        let read = std::io::stdin()
+            .take(MAX_HOOK_INPUT + 1)
+            .read_to_end(&mut bytes)
+            .and_then(|n| {
+                if n as u64 > MAX_HOOK_INPUT {
+                    Err(std::io::Error::other(format!(
+                        "the hook payload is over {MAX_HOOK_INPUT} bytes"
+                    )))
+                } else {
+                    String::from_utf8(bytes).map_err(std::io::Error::other)
+                }
+            });
         let _ = sender.send(read);
     });
     let runtime = runtime().map_err(|e| e.to_string())?;

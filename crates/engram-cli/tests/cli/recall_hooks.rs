@@ -310,6 +310,24 @@ fn the_prompt_hook_prints_nothing_and_exits_zero_on_bad_input() {
 }
 
 #[test]
+fn a_50_mb_hook_payload_is_refused_at_its_cap_and_the_hook_still_exits_zero() {
+    let s = sandbox();
+    project_memory(&s);
+    let huge = hook_input(&s, "s", &"word ".repeat(10 * 1024 * 1024));
+    assert!(huge.len() > 50_000_000);
+    let (out, _) = output_with_stdin(
+        s.command(&["hook", "user-prompt-submit", "--verbose"]),
+        &huge,
+    );
+    assert_eq!((exit_code(&out), stdout(&out).as_str()), (0, ""));
+    assert!(
+        stderr(&out).contains("over 4194304 bytes"),
+        "--verbose says why: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_hung_model_costs_the_hook_its_budget_and_nothing_more() {
     let s = sandbox();
     project_memory(&s);
