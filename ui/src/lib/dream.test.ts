@@ -11,10 +11,12 @@ describe("gateWords", () => {
     );
   });
 
-  it("names the holder of a live lock, and a dead holder's lock is free", () => {
-    const lock = { path: "/m/.consolidate-lock", exists: true, pid: 31337, alive: true, mtime: null };
-    expect(gateWords(dreamStatus({ lock }))).toContain("lock held by pid 31337");
-    expect(gateWords(dreamStatus({ lock: { ...lock, alive: false } }))).toContain("lock free");
+  it("names the holder of a live lock; a dead holder's or an hour-old lock is free", () => {
+    const now = new Date("2026-11-23T12:00:00Z");
+    const lock = { path: "/m/.consolidate-lock", exists: true, pid: 31337, alive: true, mtime: "2026-11-23T11:05:00Z" };
+    expect(gateWords(dreamStatus({ lock }), now)).toContain("lock held by pid 31337");
+    expect(gateWords(dreamStatus({ lock: { ...lock, alive: false } }), now)).toContain("lock free");
+    expect(gateWords(dreamStatus({ lock: { ...lock, mtime: "2026-11-23T10:59:00Z" } }), now)).toContain("lock free");
   });
 });
 

@@ -12,20 +12,28 @@ import type {
 } from "../ipc";
 import { countOf, formatCount } from "./format";
 
+/** A holder is presumed gone an hour after the lock's mtime (PIDs get reused), as the engine
+ * and Claude Code judge it. */
+const HOLDER_STALE_MS = 60 * 60 * 1000;
+
 /** The gates in one line: "18 h of 24 · 3 of 5 sessions · lock free". */
-export function gateWords(status: DreamStatus): string {
+export function gateWords(status: DreamStatus, now: Date = new Date()): string {
   const time =
     status.hoursSince === null
       ? "never consolidated"
       : `${formatCount(Math.floor(status.hoursSince))} h of ${formatCount(status.minHours)}`;
   const sessions = `${formatCount(status.sessionsSince)} of ${countOf(status.minSessions, "session", "sessions")}`;
-  return [time, sessions, lockWords(status)].join(" · ");
+  return [time, sessions, lockWords(status, now)].join(" · ");
 }
 
-/** "lock free", or who holds Claude Code's `.consolidate-lock`. */
-export function lockWords(status: DreamStatus): string {
+/** "lock free", or who holds Claude Code's `.consolidate-lock`: a live PID in a lock less than
+ * an hour old. (A completed dream leaves its PID in the lock, so its process holds it for that
+ * hour, as a Claude Code session does after its own dream.) */
+export function lockWords(status: DreamStatus, now: Date = new Date()): string {
   const { lock } = status;
-  if (lock.exists && lock.alive && lock.pid !== null) return `lock held by pid ${lock.pid}`;
+  const mtime = lock.mtime ? Date.parse(lock.mtime) : Number.NaN;
+  const fresh = !Number.isNaN(mtime) && now.getTime() - mtime < HOLDER_STALE_MS;
+  if (lock.exists && lock.alive && lock.pid !== null && fresh) return `lock held by pid ${lock.pid}`;
   return "lock free";
 }
 

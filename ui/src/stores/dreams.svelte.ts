@@ -73,6 +73,8 @@ export class DreamStore {
         if (current && current.id === event.task.id && isFinished(current) && !isFinished(event.task)) return;
         this.live = event.task;
         this.starting = false;
+        // The dream took the lock: the gates read again say so.
+        if (event.kind === "started") void this.overview.load();
       });
       this.live = task;
     } catch (reason) {

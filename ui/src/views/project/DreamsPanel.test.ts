@@ -56,7 +56,7 @@ describe("the Dreams tab", () => {
     let status = dreamStatus({
       hoursSince: null,
       sessionsSince: 1,
-      lock: { path: "/m/.consolidate-lock", exists: true, pid: 4242, alive: true, mtime: null },
+      lock: { path: "/m/.consolidate-lock", exists: true, pid: 4242, alive: true, mtime: new Date().toISOString() },
       blockedBy: "lock",
     });
     shell({ dream_overview: () => overview({ status }) });
@@ -75,6 +75,21 @@ describe("the Dreams tab", () => {
     const verdict = screen.getByTestId("gate-verdict");
     expect(verdict.getAttribute("data-due")).toBe("true");
     expect(verdict.textContent).toContain("Due: the next background check dreams on this project.");
+  });
+
+  it("explains a lock kept by the last dream's own process", async () => {
+    const lock = { path: "/m/.consolidate-lock", exists: true, pid: 4242, alive: true, mtime: new Date().toISOString() };
+    shell({
+      dream_overview: () =>
+        overview({
+          status: dreamStatus({ hoursSince: 0, lock, blockedBy: "time" }),
+          past: [dreamTask({ status: "completed", pid: 4242 })],
+        }),
+    });
+    panel();
+
+    expect((await screen.findByTestId("gate-words")).textContent).toContain("lock held by pid 4242");
+    expect(screen.getByTestId("lock-note").textContent).toContain("The last dream's process keeps the lock for an hour");
   });
 
   it("turns background dreams on and sets the policy", async () => {
