@@ -29,6 +29,7 @@ test: setup-test ui-test ui
 	cargo test --workspace --locked $(CARGO_FEATURES)
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_settings_recall -- --ignored
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_dreams -- --ignored
 
 # Release build: debug timings say nothing about what users get.
 bench:

@@ -126,15 +126,18 @@ impl StagedChangeSet {
             return;
         }
         let has = |s: FileStatus| self.files.iter().any(|f| f.status == s);
-        self.status = if has(FileStatus::Undone) && !has(FileStatus::Applied) {
-            SetStatus::Undone
-        } else if has(FileStatus::Pending) || has(FileStatus::Conflict) || has(FileStatus::Failed) {
-            SetStatus::Pending
-        } else if has(FileStatus::Applied) {
-            SetStatus::Applied
-        } else {
-            SetStatus::Rejected
-        };
+        // A file that still waits keeps the set waiting, even once what was applied is undone:
+        // otherwise the set would leave every "to review" list with decisions still open.
+        self.status =
+            if has(FileStatus::Pending) || has(FileStatus::Conflict) || has(FileStatus::Failed) {
+                SetStatus::Pending
+            } else if has(FileStatus::Undone) && !has(FileStatus::Applied) {
+                SetStatus::Undone
+            } else if has(FileStatus::Applied) {
+                SetStatus::Applied
+            } else {
+                SetStatus::Rejected
+            };
     }
 
     /// Whether `file` is selected by `files` (empty: every file).
@@ -698,6 +701,46 @@ mod tests {
             .undo_staged(&staged.id)
             .expect_err("nothing left to undo");
         assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn undoing_part_of_a_set_keeps_it_waiting_while_a_file_is_undecided() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+            .expect("stage");
+        fx.engine
+            .apply_staged(&staged.id, &["plan.md".to_owned()], false)
+            .expect("apply one");
+        fx.engine
+            .reject_staged(&staged.id, &["new.md".to_owned()])
+            .expect("reject one");
+        let undone = fx.engine.undo_staged(&staged.id).expect("undo");
+        assert_eq!(
+            undone.status,
+            SetStatus::Pending,
+            "MEMORY.md and user.md still wait: the set must stay in the review lists"
+        );
+        assert_eq!(
+            fx.engine
+                .waiting_change_sets()
+                .expect("waiting")
+                .iter()
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>(),
+            vec![staged.id.as_str()]
+        );
+        let rest = fx
+            .engine
+            .reject_staged(&staged.id, &[])
+            .expect("reject the rest");
+        assert_eq!(
+            rest.status,
+            SetStatus::Undone,
+            "decided: undone, none applied"
+        );
     }
 
     #[test]

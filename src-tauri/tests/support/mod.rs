@@ -16,7 +16,9 @@ use fantoccini::key::Key;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
-/// Claude Code files captured from real sessions (read only; copied before use).
+/// Claude Code files captured from real sessions (read only; copied before use). Not every test
+/// file starts from them (e2e_dreams builds its own messy home).
+#[allow(unused_imports)]
 pub use memory_engine::testing::fixtures::{copy_tree, REAL_FIXTURES as FIXTURES};
 
 /// How long the UI may take to show what the test waits for: a cold WebKit start under Xvfb
