@@ -27,8 +27,8 @@ export function gateWords(status: DreamStatus, now: Date = new Date()): string {
 }
 
 /** "lock free", or who holds Claude Code's `.consolidate-lock`: a live PID in a lock less than
- * an hour old. (A completed dream leaves its PID in the lock, so its process holds it for that
- * hour, as a Claude Code session does after its own dream.) */
+ * an hour old. (Claude Code's own dream leaves its PID there when it completes; Engram's empties
+ * the body, so the lock reads free once its dream is done.) */
 export function lockWords(status: DreamStatus, now: Date = new Date()): string {
   const { lock } = status;
   const mtime = lock.mtime ? Date.parse(lock.mtime) : Number.NaN;

@@ -152,12 +152,15 @@ impl ConsolidationLock {
         self.prior_mtime_ms
     }
 
-    /// The dream succeeded: the mtime becomes `now`, the last consolidation.
+    /// The dream succeeded: the mtime becomes `now`, the last consolidation, and the body is
+    /// emptied — no holder, as Claude Code reads an empty body — so the lock does not look held
+    /// by a process that has simply lived on (the app) for the next hour.
     pub fn complete(mut self, now: SystemTime) -> Result<()> {
         self.done = true;
         if !self.still_ours()? {
             return Ok(());
         }
+        crate::disk::atomic_write(&self.path, b"")?;
         set_times(&self.path, now)
     }
 
@@ -420,7 +423,7 @@ mod tests {
         lock.complete(at(NOW + 90)).expect("complete");
         let info = inspect(&d.memory).expect("inspect");
         assert_eq!(info.mtime_ms, Some(((NOW + 90) * 1000) as i64));
-        assert_eq!(info.pid, Some(4242));
+        assert_eq!(info.pid, None, "no holder once done");
     }
 
     #[test]

@@ -327,6 +327,15 @@ impl Engine {
         let mut set = outcome.changes;
         for change in &mut set.changes {
             change.sessions = sessions.to_vec();
+            // The prompt asks for one line per file in the last message: that line is the reason.
+            if let Some(line) = outcome
+                .final_text
+                .lines()
+                .find(|line| line.contains(change.file.as_str()))
+            {
+                let line = line.trim().trim_start_matches(['-', '*', ' ']);
+                change.reason = crate::llm::clip(line, 200);
+            }
         }
         task.summary = Some(first_line_or(&outcome.final_text, &set.summary()));
         Ok(set)

@@ -77,21 +77,6 @@ describe("the Dreams tab", () => {
     expect(verdict.textContent).toContain("Due: the next background check dreams on this project.");
   });
 
-  it("explains a lock kept by the last dream's own process", async () => {
-    const lock = { path: "/m/.consolidate-lock", exists: true, pid: 4242, alive: true, mtime: new Date().toISOString() };
-    shell({
-      dream_overview: () =>
-        overview({
-          status: dreamStatus({ hoursSince: 0, lock, blockedBy: "time" }),
-          past: [dreamTask({ status: "completed", pid: 4242 })],
-        }),
-    });
-    panel();
-
-    expect((await screen.findByTestId("gate-words")).textContent).toContain("lock held by pid 4242");
-    expect(screen.getByTestId("lock-note").textContent).toContain("The last dream's process keeps the lock for an hour");
-  });
-
   it("turns background dreams on and sets the policy", async () => {
     let settings = dreamSettings({ enabled: false, enabledSource: "default" });
     const calls = shell({
