@@ -298,4 +298,20 @@ describe("the Dreams tab", () => {
     expect(await screen.findByTestId("dreams-panel")).toBeTruthy();
     expect((await screen.findByTestId("sets-waiting")).querySelectorAll("li")).toHaveLength(2);
   });
+  it("lists Claude Code's own dreams, recorded while it held the lock, to see and undo", async () => {
+    const claude = changeSet({
+      id: "cclaude01",
+      source: "claude-dream",
+      status: "applied",
+      files: [stagedFile({ status: "applied" })],
+    });
+    shell({ list_change_sets: () => [claude], change_set: () => claude });
+    panel();
+
+    const list = await screen.findByTestId("claude-dreams");
+    expect(list.textContent).toContain("1 file changed while Claude Code held the lock");
+    await fireEvent.click(within(list).getByRole("button", { name: /See changes/ }));
+    const review = await screen.findByTestId("review-panel");
+    expect(review.getAttribute("data-set")).toBe("cclaude01");
+  });
 });
