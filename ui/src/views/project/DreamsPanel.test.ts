@@ -13,6 +13,7 @@ import {
   dreamStatus,
   dreamTask,
   overview,
+  stagedFile,
 } from "../../testing/dreams";
 import { llmSetup } from "../../testing/llm";
 import { NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot, type Handler } from "../../testing/shell";
