@@ -372,6 +372,18 @@ fn slow_model(delay: Duration) -> ScriptedServer {
     })
 }
 
+/// Waits until process `pid` holds `lock` (its PID in the body).
+fn wait_until_it_holds(lock: &Path, pid: u32) {
+    let start = Instant::now();
+    while fs::read_to_string(lock).unwrap_or_default().trim() != pid.to_string() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{pid} never took the lock"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn spawn_dream(s: &Sandbox, server: &ScriptedServer) -> Child {
     with_model(
         s.command(&[
@@ -431,15 +443,7 @@ fn sigterm_and_engram_dream_kill_stop_a_dream_and_roll_its_lock_back() {
     for how in ["SIGTERM", "engram dream kill"] {
         let child = spawn_dream(&s, &server);
         let pid = child.id();
-        // Wait until it holds the lock (its PID in the body).
-        let start = Instant::now();
-        while fs::read_to_string(&lock).unwrap_or_default().trim() != pid.to_string() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "{how}: never took the lock"
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_it_holds(&lock, pid);
         if how == "SIGTERM" {
             Command::new("kill")
                 .arg(pid.to_string())
@@ -482,14 +486,7 @@ fn a_dream_killed_with_sigkill_leaves_the_memory_untouched_and_its_lock_is_recov
     let server = slow_model(Duration::from_secs(30));
     let mut child = spawn_dream(&s, &server);
     let pid = child.id();
-    let start = Instant::now();
-    while fs::read_to_string(&lock).unwrap_or_default().trim() != pid.to_string() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "never took the lock"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_it_holds(&lock, pid);
     Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()

@@ -408,54 +408,44 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::testing::fixtures::TempMemoryDir;
 
-    /// A memory dir where Claude Code keeps a project's.
     fn fixture() -> TempMemoryDir {
-        TempMemoryDir::new("projects/-home-u-app/memory")
-    }
-
-    fn record(
-        fx: &TempMemoryDir,
-        file: &str,
-        content: Option<&str>,
-        actor: Actor,
-    ) -> Option<Version> {
-        fx.engine
-            .record_version(&fx.root, file, content, actor)
-            .expect("record")
+        TempMemoryDir::project()
     }
 
     #[test]
     fn versions_are_recorded_once_per_change_with_summary_time_and_actor() {
         let fx = fixture();
-        let v1 = record(&fx, "a.md", Some("one\n"), Actor::External).expect("created");
+        let v1 = fx
+            .record("a.md", Some("one\n"), Actor::External)
+            .expect("created");
         assert_eq!(v1.summary, "created");
         assert_eq!(
             v1.time, "2026-11-18T11:06:40.123Z",
             "time comes from the engine's clock"
         );
         assert_eq!(
-            record(&fx, "a.md", Some("one\n"), Actor::Dream),
+            fx.record("a.md", Some("one\n"), Actor::Dream),
             None,
             "identical: skipped"
         );
         fx.clock.advance(Duration::from_secs(60));
-        let v2 = record(&fx, "a.md", Some("one\ntwo\nthree\n"), Actor::Dream).expect("modified");
+        let v2 = fx
+            .record("a.md", Some("one\ntwo\nthree\n"), Actor::Dream)
+            .expect("modified");
         assert_eq!(v2.summary, "+2 \u{2212}0 lines");
         assert_eq!(v2.actor, Actor::Dream);
         assert_eq!(v2.time, "2026-11-18T11:07:40.123Z");
-        let v3 = record(&fx, "a.md", None, Actor::User).expect("deleted");
+        let v3 = fx.record("a.md", None, Actor::User).expect("deleted");
         assert_eq!((v3.summary.as_str(), v3.hash.as_deref()), ("deleted", None));
         assert_eq!(
-            record(&fx, "a.md", None, Actor::User),
+            fx.record("a.md", None, Actor::User),
             None,
             "already deleted"
         );
-        assert_eq!(
-            record(&fx, "never.md", None, Actor::User),
-            None,
-            "never seen"
-        );
-        let v4 = record(&fx, "a.md", Some("one\n"), Actor::External).expect("back");
+        assert_eq!(fx.record("never.md", None, Actor::User), None, "never seen");
+        let v4 = fx
+            .record("a.md", Some("one\n"), Actor::External)
+            .expect("back");
         assert_eq!(
             v4.summary, "created",
             "a file coming back after a delete is created"
@@ -483,9 +473,9 @@ mod tests {
     #[test]
     fn history_lists_newest_first_and_filters_by_file() {
         let fx = fixture();
-        record(&fx, "a.md", Some("a1"), Actor::External);
-        record(&fx, "b.md", Some("b1"), Actor::Dream);
-        record(&fx, "a.md", Some("a2"), Actor::User);
+        fx.record("a.md", Some("a1"), Actor::External);
+        fx.record("b.md", Some("b1"), Actor::Dream);
+        fx.record("a.md", Some("a2"), Actor::User);
         let all: Vec<String> = fx
             .engine
             .history(&fx.root, None)
@@ -523,7 +513,7 @@ mod tests {
     #[test]
     fn the_same_dir_named_through_a_symlink_or_a_trailing_slash_shares_its_history() {
         let fx = fixture();
-        record(&fx, "a.md", Some("a1"), Actor::External);
+        fx.record("a.md", Some("a1"), Actor::External);
         let slashed = PathBuf::from(format!("{}/", fx.root.display()));
         assert_eq!(fx.engine.history(&slashed, None).expect("history").len(), 1);
         #[cfg(unix)]
@@ -584,7 +574,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_skipped_and_the_next_append_starts_on_a_new_line() {
         let fx = fixture();
-        record(&fx, "a.md", Some("a1"), Actor::External);
+        fx.record("a.md", Some("a1"), Actor::External);
         let log = fx.engine.history_store().log_path(&resolved_path(&fx.root));
         let mut file = OpenOptions::new()
             .append(true)
@@ -593,7 +583,8 @@ mod tests {
         file.write_all(b"{\"version\":\"v0000").expect("tear");
         drop(file);
         assert_eq!(fx.engine.history(&fx.root, None).expect("history").len(), 1);
-        record(&fx, "a.md", Some("a2"), Actor::External).expect("recorded");
+        fx.record("a.md", Some("a2"), Actor::External)
+            .expect("recorded");
         let versions = fx.engine.history(&fx.root, None).expect("history");
         assert_eq!(
             versions.len(),
@@ -606,19 +597,25 @@ mod tests {
     #[test]
     fn a_lost_counter_is_rebuilt_from_the_logs() {
         let fx = fixture();
-        record(&fx, "a.md", Some("a1"), Actor::External);
-        record(&fx, "a.md", Some("a2"), Actor::External);
+        fx.record("a.md", Some("a1"), Actor::External);
+        fx.record("a.md", Some("a2"), Actor::External);
         fs::remove_file(fx.temp.path().join("engram/history/counter")).expect("lose counter");
-        let v = record(&fx, "a.md", Some("a3"), Actor::External).expect("recorded");
+        let v = fx
+            .record("a.md", Some("a3"), Actor::External)
+            .expect("recorded");
         assert_eq!(v.version, "v000003");
     }
 
     #[test]
     fn version_content_and_diff_read_back_what_was_recorded() {
         let fx = fixture();
-        let v1 = record(&fx, "a.md", Some("one\ntwo\n"), Actor::External).expect("v1");
-        let v2 = record(&fx, "a.md", Some("one\n2\n"), Actor::Dream).expect("v2");
-        let v3 = record(&fx, "a.md", None, Actor::User).expect("v3");
+        let v1 = fx
+            .record("a.md", Some("one\ntwo\n"), Actor::External)
+            .expect("v1");
+        let v2 = fx
+            .record("a.md", Some("one\n2\n"), Actor::Dream)
+            .expect("v2");
+        let v3 = fx.record("a.md", None, Actor::User).expect("v3");
         assert_eq!(
             fx.engine
                 .version_content(&v1.version)
@@ -652,7 +649,9 @@ mod tests {
     #[test]
     fn a_corrupted_blob_is_reported_not_returned() {
         let fx = fixture();
-        let v = record(&fx, "a.md", Some("true content"), Actor::External).expect("v");
+        let v = fx
+            .record("a.md", Some("true content"), Actor::External)
+            .expect("v");
         let blob = fx
             .engine
             .history_store()
@@ -668,14 +667,17 @@ mod tests {
     #[test]
     fn a_blob_truncated_by_a_crash_is_written_again_when_its_content_comes_back() {
         let fx = fixture();
-        let v = record(&fx, "a.md", Some("true content"), Actor::External).expect("v");
+        let v = fx
+            .record("a.md", Some("true content"), Actor::External)
+            .expect("v");
         let blob = fx
             .engine
             .history_store()
             .blob_path(v.hash.as_deref().expect("hash"));
         fs::write(&blob, "").expect("truncate, as a crash before the flush could");
-        record(&fx, "a.md", None, Actor::External).expect("deleted");
-        record(&fx, "a.md", Some("true content"), Actor::External).expect("back");
+        fx.record("a.md", None, Actor::External).expect("deleted");
+        fx.record("a.md", Some("true content"), Actor::External)
+            .expect("back");
         assert_eq!(
             fx.engine
                 .version_content(&v.version)
@@ -746,7 +748,7 @@ mod tests {
 
         // A non-memory file written through a change set is not walked, so not "gone" either.
         fx.write(".snapshot-synced.json", "{}");
-        record(&fx, ".snapshot-synced.json", Some("{}"), Actor::Snapshot);
+        fx.record(".snapshot-synced.json", Some("{}"), Actor::Snapshot);
 
         // Changes made while Engram was closed.
         fx.write("a.md", "a changed\n");
@@ -782,9 +784,13 @@ mod tests {
     #[test]
     fn a_version_change_diffs_against_the_previous_version_of_its_file() {
         let fx = fixture();
-        let first = record(&fx, "a.md", Some("one\n"), Actor::External).expect("v1");
-        record(&fx, "b.md", Some("other\n"), Actor::User);
-        let second = record(&fx, "a.md", Some("one\ntwo\n"), Actor::User).expect("v3");
+        let first = fx
+            .record("a.md", Some("one\n"), Actor::External)
+            .expect("v1");
+        fx.record("b.md", Some("other\n"), Actor::User);
+        let second = fx
+            .record("a.md", Some("one\ntwo\n"), Actor::User)
+            .expect("v3");
 
         let change = fx.engine.version_change(&second.version).expect("change");
         assert_eq!(

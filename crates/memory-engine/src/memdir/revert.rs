@@ -234,27 +234,17 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::testing::fixtures::TempMemoryDir;
 
-    /// A memory dir where Claude Code keeps a project's.
     fn fixture() -> TempMemoryDir {
-        TempMemoryDir::new("projects/-home-u-app/memory")
-    }
-
-    fn record(
-        fx: &TempMemoryDir,
-        file: &str,
-        content: Option<&str>,
-        actor: Actor,
-    ) -> Option<Version> {
-        fx.engine
-            .record_version(&fx.root, file, content, actor)
-            .expect("record")
+        TempMemoryDir::project()
     }
 
     #[test]
     fn revert_restores_content_as_a_new_user_version() {
         let fx = fixture();
         fx.write("a.md", "good\n");
-        let good = record(&fx, "a.md", Some("good\n"), Actor::External).expect("good");
+        let good = fx
+            .record("a.md", Some("good\n"), Actor::External)
+            .expect("good");
         let mut set = ChangeSet::new(&fx.root);
         set.stage_write("a.md", "bad dream\n".to_owned(), "consolidate")
             .expect("stage");
@@ -283,9 +273,11 @@ mod tests {
     fn reverting_to_a_deletion_deletes_and_reverting_past_it_recreates() {
         let fx = fixture();
         fx.write("a.md", "alive\n");
-        let alive = record(&fx, "a.md", Some("alive\n"), Actor::External).expect("alive");
+        let alive = fx
+            .record("a.md", Some("alive\n"), Actor::External)
+            .expect("alive");
         fs::remove_file(fx.root.join("a.md")).expect("delete");
-        let deleted = record(&fx, "a.md", None, Actor::External).expect("deleted");
+        let deleted = fx.record("a.md", None, Actor::External).expect("deleted");
         fx.write("a.md", "recreated by Claude\n");
 
         let reverted = fx
@@ -359,8 +351,11 @@ mod tests {
         fx.write("MEMORY.md", "- [Other](other.md) — stays\n");
         let text =
             "---\nname: Deploy freeze\ndescription: No deploys on Fridays\ntype: project\n---\n";
-        let alive = record(&fx, "deploy.md", Some(text), Actor::External).expect("alive");
-        record(&fx, "deploy.md", None, Actor::External).expect("deleted");
+        let alive = fx
+            .record("deploy.md", Some(text), Actor::External)
+            .expect("alive");
+        fx.record("deploy.md", None, Actor::External)
+            .expect("deleted");
 
         fx.engine.revert(&alive.version).expect("bring back");
         assert_eq!(fx.read("deploy.md").as_deref(), Some(text));

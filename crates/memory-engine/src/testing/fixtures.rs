@@ -112,6 +112,24 @@ impl TempMemoryDir {
     }
 
     /// Who made each recorded version of `file`, newest first.
+    /// An empty memory dir where Claude Code keeps a project's
+    /// (`projects/-home-u-app/memory`).
+    pub fn project() -> TempMemoryDir {
+        TempMemoryDir::new("projects/-home-u-app/memory")
+    }
+
+    /// Records `content` (`None`: deleted) of `file` in history as `actor`.
+    pub fn record(
+        &self,
+        file: &str,
+        content: Option<&str>,
+        actor: Actor,
+    ) -> Option<crate::history::Version> {
+        self.engine
+            .record_version(&self.root, file, content, actor)
+            .expect("record")
+    }
+
     pub fn actors(&self, file: &str) -> Vec<Actor> {
         self.engine
             .history(&self.root, Some(file))
