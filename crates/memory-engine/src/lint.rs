@@ -44,6 +44,7 @@ pub const DUPLICATE_MEMORY: &str = "duplicate-memory";
 pub const SECRET: &str = "secret";
 pub const INDEX_COMMENT: &str = "index-comment";
 pub const UNREADABLE: &str = "unreadable";
+pub const STRAY_TEMP_FILE: &str = "stray-temp-file";
 
 /// Similarity (0–1) from which two memories count as near-duplicates.
 pub const DUPLICATE_THRESHOLD: f32 = 0.85;
@@ -132,6 +133,23 @@ pub fn lint_dir(root: &Path) -> Result<LintReport> {
         }
     }
     findings.extend(duplicates::find_duplicates(&memories));
+    for key in crate::disk::stray_temp_files(root)? {
+        let pid = key
+            .rsplit('/')
+            .next()
+            .and_then(crate::disk::temp_writer)
+            .unwrap_or_default();
+        findings.push(finding(
+            STRAY_TEMP_FILE,
+            Severity::Warning,
+            &key,
+            None,
+            format!(
+                "left by a write that was killed (process {pid} is gone); `engram lint --fix` \
+                 removes it"
+            ),
+        ));
+    }
 
     findings
         .sort_by(|a, b| (a.file.as_str(), a.line, a.rule).cmp(&(b.file.as_str(), b.line, b.rule)));

@@ -35,6 +35,8 @@ struct FixOutput<'a> {
     applied: Option<&'a ApplyReport>,
     /// The lint report after the fix (before it, on a dry run).
     report: &'a LintReport,
+    /// Temp files of interrupted writes removed (none on a dry run).
+    removed_temp_files: &'a [String],
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
@@ -55,6 +57,11 @@ fn fix(context: &Context, memory_dir: &MemoryDir, dry_run: bool) -> Result<Statu
         applied.first_failure()?;
         Some(applied)
     };
+    let removed = if dry_run {
+        Vec::new()
+    } else {
+        memory_dir.remove_stray_temp_files()?
+    };
     let report = memory_dir.lint()?;
     if context.json() {
         output::print_json(&FixOutput {
@@ -62,6 +69,7 @@ fn fix(context: &Context, memory_dir: &MemoryDir, dry_run: bool) -> Result<Statu
             plan: &plan,
             applied: applied.as_ref(),
             report: &report,
+            removed_temp_files: &removed,
         })?;
         return Ok(status_of(&report));
     }
@@ -100,6 +108,12 @@ fn fix(context: &Context, memory_dir: &MemoryDir, dry_run: bool) -> Result<Statu
             style.paint(Color::Green, "fixed")
         ),
     });
+    for file in &removed {
+        text.push_str(&format!(
+            "{} {file} (left by an interrupted write)\n",
+            style.paint(Color::Green, "removed")
+        ));
+    }
     for skipped in &plan.skipped {
         let location = match skipped.target.line {
             Some(line) => format!("{}:{line}", skipped.target.file),

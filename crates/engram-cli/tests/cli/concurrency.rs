@@ -488,3 +488,42 @@ fn remember_refuses_team_keys_in_the_forms_formats_9_rejects() {
         stderr(&out)
     );
 }
+
+#[test]
+fn temp_files_a_killed_write_left_are_reported_and_removed_by_lint_fix() {
+    let s = Sandbox::in_project("temps").with_engram_home();
+    let mem = s.root().join("mem");
+    fs::create_dir_all(mem.join("team")).expect("mkdir");
+    let dir = mem.to_string_lossy().into_owned();
+    // A writer that is gone (PIDs above the kernel's maximum never run) and one that is alive.
+    fs::write(mem.join(".user_x.md.engram-999999999-3.tmp"), "half").expect("stray");
+    fs::write(mem.join("team/.t.md.engram-999999998-0.tmp"), "half").expect("stray");
+    let live = format!(".busy.md.engram-{}-1.tmp", std::process::id());
+    fs::write(mem.join(&live), "being written").expect("live");
+    let report = s.json_with_code(&["lint", "--memory-dir", &dir], 0);
+    let stray: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "stray-temp-file")
+        .map(|f| f["file"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        stray,
+        vec![
+            ".user_x.md.engram-999999999-3.tmp",
+            "team/.t.md.engram-999999998-0.tmp"
+        ]
+    );
+    let fixed = s.json(&["lint", "--fix", "--memory-dir", &dir]);
+    assert_eq!(
+        fixed["removedTempFiles"].as_array().map(Vec::len),
+        Some(2),
+        "{fixed}"
+    );
+    assert!(!mem.join(".user_x.md.engram-999999999-3.tmp").exists());
+    assert!(
+        mem.join(&live).exists(),
+        "a live writer's temp file is left alone"
+    );
+}

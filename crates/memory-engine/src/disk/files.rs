@@ -66,3 +66,45 @@ pub fn memory_files(root: &Path) -> Result<Vec<String>> {
     files.sort();
     Ok(files)
 }
+
+/// The process that wrote a temp file of [`super::atomic_write`] (`.name.engram-PID-N.tmp`) or
+/// of a daily log's first line (`name.engram-PID-N.tmp`); `None` for any other name.
+pub fn temp_writer(name: &str) -> Option<u32> {
+    let stem = name.strip_suffix(".tmp")?;
+    let (rest, _counter) = stem.rsplit_once('-')?;
+    let (rest, pid) = rest.rsplit_once('-')?;
+    rest.ends_with(".engram").then_some(())?;
+    pid.parse().ok()
+}
+
+/// Temp files under `root` whose writer is gone (killed mid-write): nothing will finish or
+/// remove them. Symlinked dirs are not followed. Relative keys, sorted.
+pub fn stray_temp_files(root: &Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let key = format!("{prefix}{name}");
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                pending.push((entry.path(), format!("{key}/")));
+            } else if kind.is_file()
+                && temp_writer(&name).is_some_and(|pid| !crate::environment::pid_alive(pid))
+            {
+                found.push(key);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}

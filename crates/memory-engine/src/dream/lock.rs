@@ -228,29 +228,7 @@ fn parse_pid(body: &[u8]) -> Option<u32> {
     std::str::from_utf8(body).ok()?.trim().parse().ok()
 }
 
-/// Whether `pid` is a live process (`kill(pid, 0)`); PID ≤ 1 counts as dead.
-pub fn pid_alive(pid: u32) -> bool {
-    if pid <= 1 {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        let Some(pid) = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        else {
-            return false;
-        };
-        match rustix::process::test_kill_process(pid) {
-            Ok(()) => true,
-            Err(e) => e == rustix::io::Errno::PERM,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
-}
+pub use crate::environment::pid_alive;
 
 /// Asks process `pid` to stop (SIGTERM): how `engram dream kill` reaches a dream running in
 /// another Engram process, which then rolls its lock back itself.

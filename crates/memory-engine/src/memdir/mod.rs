@@ -370,6 +370,22 @@ impl MemoryDir {
         Ok(path)
     }
 
+    /// Removes the temp files interrupted writes left behind (their writer is gone); returns
+    /// them. They are never memories (their names do not end in `.md`), so nothing is recorded.
+    pub fn remove_stray_temp_files(&self) -> Result<Vec<String>> {
+        let stray = crate::disk::stray_temp_files(&self.root)?;
+        for key in &stray {
+            let path = self.root.join(key);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&path, e))
+                }
+                _ => {}
+            }
+        }
+        Ok(stray)
+    }
+
     /// Validates `file` and confines it to the root: returns the normalised relative name and the
     /// path to use.
     pub fn resolve(&self, file: &str) -> Result<(String, PathBuf)> {
