@@ -345,6 +345,75 @@ fn without_engram(text: &str) -> Option<Value> {
     Some(value)
 }
 
+/// `original` (the settings text; `None`: no file) with Engram's prompt hook running `command`
+/// added or updated, and what that is; [`HookAction::Unchanged`] returns the text as it is.
+fn installed_text(
+    path: &Path,
+    original: Option<&str>,
+    command: &str,
+) -> Result<(String, HookAction)> {
+    let path = path.to_path_buf();
+    let text = match original {
+        Some(text) if !text.trim().is_empty() => text.to_owned(),
+        _ => "{}\n".to_owned(),
+    };
+    let root = parse_settings(&path, &text)?;
+    let style = Style::detect(&text, &root);
+    let found = engram_entries(&root);
+    let (updated, action) = if let Some(first) = found.first() {
+        if first.command == command {
+            return Ok((text, HookAction::Unchanged));
+        }
+        let node = group_nodes(&root, first.group)
+            .and_then(|(_, hooks)| hooks.elements()?.get(first.hook))
+            .and_then(|hook| hook.member("command"))
+            .map(|m| m.value.clone())
+            .ok_or_else(|| type_error(&path, "hooks"))?;
+        let replaced =
+            json_edit::replace_node(&text, &node, &Value::String(command.to_owned()).to_string());
+        (replaced, HookAction::Updated)
+    } else {
+        let group = json!({"hooks": [{"type": "command", "command": command}]});
+        let inserted = match root.member("hooks") {
+            None => {
+                let value = json!({ PROMPT_EVENT: [group] });
+                json_edit::append_child(&text, &root, &style, |base, compact| {
+                    json_edit::render_member(&style, "hooks", &value, base, compact)
+                })
+            }
+            Some(hooks) if hooks.value.members().is_none() => {
+                return Err(type_error(&path, "hooks"))
+            }
+            Some(hooks) => match hooks.value.member(PROMPT_EVENT) {
+                None => {
+                    let value = json!([group]);
+                    json_edit::append_child(&text, &hooks.value, &style, |base, compact| {
+                        json_edit::render_member(&style, PROMPT_EVENT, &value, base, compact)
+                    })
+                }
+                Some(event) if event.value.elements().is_none() => {
+                    return Err(type_error(&path, "hooks.UserPromptSubmit"))
+                }
+                Some(event) => {
+                    json_edit::append_child(&text, &event.value, &style, |base, compact| {
+                        style.render(&group, base, compact)
+                    })
+                }
+            },
+        };
+        (inserted, HookAction::Installed)
+    };
+    if engram_entries(&parse_settings(&path, &updated)?).is_empty()
+        || without_engram(&updated) != without_engram(&text)
+    {
+        return Err(Error::InvalidInput(format!(
+            "{}: the edit would change more than Engram's entry; not written",
+            path.display()
+        )));
+    }
+    Ok((updated, action))
+}
+
 fn parse_settings(path: &Path, text: &str) -> Result<Node> {
     let root = json_edit::parse(text).map_err(|message| {
         let line = message
@@ -358,6 +427,25 @@ fn parse_settings(path: &Path, text: &str) -> Result<Node> {
     })?;
     if root.members().is_none() {
         return Err(Error::parse(path, None, "not a JSON object"));
+    }
+    // Claude Code's JSON parser keeps the last of two equal keys: an edit of the first would be
+    // silently ignored, and "installed" a lie. Refuse rather than guess.
+    let hooks = root.member("hooks").map(|m| &m.value);
+    for object in std::iter::once(&root).chain(hooks) {
+        let mut seen = std::collections::HashSet::new();
+        for member in object.members().unwrap_or_default() {
+            if !seen.insert(member.key.as_str()) {
+                return Err(Error::parse(
+                    path,
+                    None,
+                    format!(
+                        "the key \"{}\" appears twice; Claude Code reads only the last one, \
+                         so merge them into one first",
+                        member.key
+                    ),
+                ));
+            }
+        }
     }
     Ok(root)
 }
@@ -381,6 +469,12 @@ impl Engine {
     }
 
     /// Engram's backups of `settings.json`, newest first.
+    /// The text of the newest backup of `settings.json`.
+    fn latest_settings_backup(&self) -> Option<String> {
+        let newest = self.settings_backups().into_iter().next()?;
+        disk::read_text(&newest).ok()
+    }
+
     pub fn settings_backups(&self) -> Vec<PathBuf> {
         let mut backups: Vec<PathBuf> = fs::read_dir(self.settings_backup_dir())
             .into_iter()
@@ -470,72 +564,15 @@ impl Engine {
     pub fn install_hooks(&self, command: &str) -> Result<HookChange> {
         let path = self.claude_settings_path();
         let original = self.read_settings_text()?;
-        let text = match original.as_deref() {
-            Some(text) if !text.trim().is_empty() => text.to_owned(),
-            _ => "{}\n".to_owned(),
-        };
-        let root = parse_settings(&path, &text)?;
-        let style = Style::detect(&text, &root);
         let change = |action, backup| HookChange {
             action,
             settings_file: path.clone(),
             command: command.to_owned(),
             backup,
         };
-        let found = engram_entries(&root);
-        let (updated, action) = if let Some(first) = found.first() {
-            if first.command == command {
-                return Ok(change(HookAction::Unchanged, None));
-            }
-            let node = group_nodes(&root, first.group)
-                .and_then(|(_, hooks)| hooks.elements()?.get(first.hook))
-                .and_then(|hook| hook.member("command"))
-                .map(|m| m.value.clone())
-                .ok_or_else(|| type_error(&path, "hooks"))?;
-            let replaced = json_edit::replace_node(
-                &text,
-                &node,
-                &Value::String(command.to_owned()).to_string(),
-            );
-            (replaced, HookAction::Updated)
-        } else {
-            let group = json!({"hooks": [{"type": "command", "command": command}]});
-            let inserted = match root.member("hooks") {
-                None => {
-                    let value = json!({ PROMPT_EVENT: [group] });
-                    json_edit::append_child(&text, &root, &style, |base, compact| {
-                        json_edit::render_member(&style, "hooks", &value, base, compact)
-                    })
-                }
-                Some(hooks) if hooks.value.members().is_none() => {
-                    return Err(type_error(&path, "hooks"))
-                }
-                Some(hooks) => match hooks.value.member(PROMPT_EVENT) {
-                    None => {
-                        let value = json!([group]);
-                        json_edit::append_child(&text, &hooks.value, &style, |base, compact| {
-                            json_edit::render_member(&style, PROMPT_EVENT, &value, base, compact)
-                        })
-                    }
-                    Some(event) if event.value.elements().is_none() => {
-                        return Err(type_error(&path, "hooks.UserPromptSubmit"))
-                    }
-                    Some(event) => {
-                        json_edit::append_child(&text, &event.value, &style, |base, compact| {
-                            style.render(&group, base, compact)
-                        })
-                    }
-                },
-            };
-            (inserted, HookAction::Installed)
-        };
-        if engram_entries(&parse_settings(&path, &updated)?).is_empty()
-            || without_engram(&updated) != without_engram(&text)
-        {
-            return Err(Error::InvalidInput(format!(
-                "{}: the edit would change more than Engram's entry; not written",
-                path.display()
-            )));
+        let (updated, action) = installed_text(&path, original.as_deref(), command)?;
+        if action == HookAction::Unchanged {
+            return Ok(change(HookAction::Unchanged, None));
         }
         let backup = self.write_settings(original.as_deref(), &updated)?;
         Ok(change(action, backup))
@@ -553,6 +590,24 @@ impl Engine {
                 backup: None,
             });
         };
+        // Undoing exactly what install did gives the file back byte for byte — an empty file,
+        // an empty `UserPromptSubmit: []` — rather than the structural removal below: when the
+        // file is what installing into the last backup would make, the backup is put back.
+        let command = engram_entries(&parse_settings(&path, &original)?)
+            .first()
+            .map(|f| f.command.clone());
+        if let (Some(command), Some(backup)) = (command, self.latest_settings_backup()) {
+            let reinstalled = installed_text(&path, Some(&backup), &command);
+            if matches!(&reinstalled, Ok((text, HookAction::Installed)) if *text == original) {
+                let saved = self.write_settings(Some(&original), &backup)?;
+                return Ok(HookChange {
+                    action: HookAction::Removed,
+                    settings_file: path,
+                    command,
+                    backup: saved,
+                });
+            }
+        }
         let mut text = original.clone();
         let mut removed = String::new();
         // Each round removes one entry; the bound only guards against a bug looping forever.
@@ -621,6 +676,57 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn home_with_settings(text: &str) -> (tempfile::TempDir, crate::Engine) {
+        let home = tempfile::tempdir().expect("home");
+        let engine = crate::Engine::builder(crate::Environment::empty())
+            .claude_home(home.path())
+            .engram_home(home.path().join("engram"))
+            .build();
+        fs::write(home.path().join("settings.json"), text).expect("seed");
+        (home, engine)
+    }
+
+    #[test]
+    fn install_then_uninstall_gives_back_an_empty_file_or_an_empty_list_byte_for_byte() {
+        for original in [
+            "",
+            "{\n  \"hooks\": {\n    \"UserPromptSubmit\": []\n  }\n}\n",
+            "{\"hooks\":{\"UserPromptSubmit\":[]},\"theme\":\"dark\"}",
+        ] {
+            let (home, engine) = home_with_settings(original);
+            engine
+                .install_hooks("/usr/bin/engram hook user-prompt-submit")
+                .expect("install");
+            let change = engine.uninstall_hooks().expect("uninstall");
+            assert_eq!(change.action, HookAction::Removed);
+            assert_eq!(
+                fs::read_to_string(home.path().join("settings.json")).expect("read"),
+                original,
+                "round trip of {original:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_settings_file_with_two_hooks_keys_is_refused_not_half_edited() {
+        let original = "{\"hooks\": {}, \"theme\": \"dark\", \"hooks\": {}}\n";
+        let (home, engine) = home_with_settings(original);
+        let err = engine
+            .install_hooks("/usr/bin/engram hook user-prompt-submit")
+            .expect_err("ambiguous");
+        assert!(err.to_string().contains("appears twice"), "{err}");
+        assert!(
+            engine
+                .hooks_status("/usr/bin/engram hook user-prompt-submit")
+                .is_err(),
+            "status must not claim anything about an ambiguous file"
+        );
+        assert_eq!(
+            fs::read_to_string(home.path().join("settings.json")).expect("read"),
+            original
+        );
+    }
 
     #[cfg(unix)]
     #[test]
