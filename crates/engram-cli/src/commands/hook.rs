@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use memory_engine::llm::CancellationToken;
 use memory_engine::Result;
 
-use super::recall::{runtime, LlmArgs};
+use super::recall::LlmArgs;
 use super::{Context, Status};
 use crate::output;
 
@@ -98,22 +98,31 @@ fn prompt_context(
             });
         let _ = sender.send(read);
     });
-    let runtime = runtime().map_err(|e| e.to_string())?;
+    // One worker thread runs the work, so the budget's timer (on this thread) fires even while
+    // the work is busy computing: a time budget that CPU-bound ranking could overrun is no bound.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let engine = context.engine.clone();
     let cancel = CancellationToken::new();
     let outcome = runtime.block_on(async {
-        let work = async {
+        let worker_cancel = cancel.clone();
+        let work = async move {
             let stdin = receiver
                 .await
                 .map_err(|_| "stdin reader stopped".to_owned())?
                 .map_err(|e| format!("cannot read stdin: {e}"))?;
             engine
-                .user_prompt_submit(&stdin, &overrides, &cancel)
+                .user_prompt_submit(&stdin, &overrides, &worker_cancel)
                 .await
                 .map_err(|e| e.to_string())
         };
+        let work = tokio::spawn(work);
         match tokio::time::timeout_at(deadline.into(), work).await {
-            Ok(result) => result,
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(format!("hook worker failed: {e}")),
             Err(_) => {
                 cancel.cancel();
                 Err(format!("time budget of {} ms ran out", budget.as_millis()))
