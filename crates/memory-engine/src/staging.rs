@@ -379,6 +379,22 @@ impl Engine {
         Ok(staged)
     }
 
+    /// Both sides of `file` of set `id` for a conflict: what the disk holds now against what the
+    /// run planned.
+    pub fn staged_conflict(&self, id: &str, file: &str) -> Result<crate::ConflictDetails> {
+        let set = self.staged_change_set(id)?;
+        let planned = set
+            .files
+            .iter()
+            .find(|f| f.change.file == file)
+            .ok_or_else(|| Error::InvalidInput(format!("{file}: not a file of change set {id}")))?
+            .change
+            .after
+            .clone()
+            .unwrap_or_default();
+        self.conflict_details(&set.memory_dir, file, &planned)
+    }
+
     /// The change sets waiting for review, by project folder name.
     pub fn waiting_change_sets(&self) -> Result<Vec<StagedChangeSet>> {
         Ok(self
@@ -673,6 +689,28 @@ mod tests {
         );
         assert!(!merged.contains("(user.md)"), "{merged}");
         assert_eq!(after.status, SetStatus::Pending, "the conflict still waits");
+    }
+
+    #[test]
+    fn a_conflict_shows_the_disk_against_what_the_run_planned() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+            .expect("stage");
+        fx.write("plan.md", "edited by hand\n");
+        let details = fx
+            .engine
+            .staged_conflict(&staged.id, "plan.md")
+            .expect("details");
+        assert_eq!(details.disk.as_deref(), Some("edited by hand\n"));
+        assert!(details.mine.contains("2026-11-17"), "{}", details.mine);
+        let err = fx
+            .engine
+            .staged_conflict(&staged.id, "other.md")
+            .expect_err("not in the set");
+        assert!(err.to_string().contains("other.md"), "{err}");
     }
 
     #[test]

@@ -71,17 +71,7 @@ pub async fn change_conflict(
     file: String,
 ) -> Result<ConflictDetails> {
     let engine = state.engine().clone();
-    blocking(move || {
-        let set = engine.staged_change_set(&id)?;
-        let planned = set
-            .files
-            .iter()
-            .find(|f| f.change.file == file)
-            .and_then(|f| f.change.after.clone())
-            .unwrap_or_default();
-        engine.conflict_details(&set.memory_dir, &file, &planned)
-    })
-    .await
+    blocking(move || engine.staged_conflict(&id, &file)).await
 }
 
 #[cfg(test)]
