@@ -68,6 +68,10 @@ enum Command {
     Dream(commands::dream::Args),
     /// Review the change sets dreams staged: list, show, apply, reject, undo.
     Changes(commands::changes::Args),
+    /// List the project's Claude Code sessions (transcripts), most recently active first.
+    Sessions(commands::sessions::Args),
+    /// Show one session's conversation as Claude Code resumes it.
+    Transcript(commands::transcript::Args),
 }
 
 fn main() -> ExitCode {
@@ -92,6 +96,8 @@ fn main() -> ExitCode {
         Command::Hooks(args) => commands::hooks::run(&context, args),
         Command::Dream(args) => commands::dream::run(&context, args),
         Command::Changes(args) => commands::changes::run(&context, args),
+        Command::Sessions(args) => commands::sessions::run(&context, args),
+        Command::Transcript(args) => commands::transcript::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

@@ -41,6 +41,7 @@ pub mod staging;
 pub mod staleness;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
+pub mod transcript;
 pub mod watch;
 
 pub use actor::Actor;

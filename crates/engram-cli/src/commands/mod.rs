@@ -16,7 +16,9 @@ pub mod remember;
 pub mod revert;
 pub mod scan;
 pub mod search;
+pub mod sessions;
 pub mod show;
+pub mod transcript;
 pub mod r#where;
 
 use std::path::{Path, PathBuf};
@@ -122,6 +124,16 @@ impl Context {
             return Err(Error::NotFound(dir.root().to_path_buf()));
         }
         Ok(dir)
+    }
+
+    /// The project's directory name under `<claude dir>/projects/`, where Claude Code keeps its
+    /// transcripts (keyed on the working directory, `FORMATS.md` §1).
+    pub fn transcripts_project(&self) -> Result<String> {
+        let dir = self.engine.transcripts_dir(&self.project()?);
+        Ok(dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default())
     }
 
     /// The memory dir to work on: `--memory-dir`, else the project's resolved one.

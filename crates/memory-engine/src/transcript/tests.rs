@@ -1,0 +1,301 @@
+use super::*;
+use serde_json::{json, Value};
+use std::io::Write;
+
+const REAL: &str = "../../../shared/fixtures/real/claude-home/projects/-path-to-Demo";
+
+fn real(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(REAL).join(name)
+}
+
+fn write(lines: &[Vec<u8>]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("test transcript");
+    let path = dir
+        .path()
+        .join("11111111-2222-3333-4444-555555555555.jsonl");
+    let mut file = File::create(&path).expect("test transcript");
+    for line in lines {
+        file.write_all(line).expect("test transcript");
+        file.write_all(b"\n").expect("test transcript");
+    }
+    (dir, path)
+}
+
+fn entry(value: Value) -> Vec<u8> {
+    serde_json::to_vec(&value).expect("test transcript")
+}
+
+fn user(uuid: &str, parent: Option<&str>, text: &str) -> Vec<u8> {
+    entry(
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+        "sessionId": "s1", "cwd": "/work/app", "timestamp": format!("2026-01-01T00:00:{:02}Z", uuid.len()),
+        "message": {"role": "user", "content": text}}),
+    )
+}
+
+fn assistant(uuid: &str, parent: &str, id: &str, block: Value) -> Vec<u8> {
+    entry(
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+        "sessionId": "s1", "timestamp": "2026-01-01T00:01:00Z",
+        "message": {"id": id, "role": "assistant", "content": [block],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100}}}),
+    )
+}
+
+fn text(t: &str) -> Value {
+    json!({"type": "text", "text": t})
+}
+
+fn messages(transcript: &Transcript) -> Vec<Message> {
+    transcript
+        .messages()
+        .expect("test transcript")
+        .map(|m| m.expect("message"))
+        .collect()
+}
+
+fn uuids(transcript: &Transcript) -> Vec<String> {
+    messages(transcript).into_iter().map(|m| m.uuid).collect()
+}
+
+#[test]
+fn streamed_records_sharing_a_message_id_are_one_message() {
+    let (_dir, path) = write(&[
+        user("u1", None, "list the files"),
+        assistant("a1", "u1", "msg_1", text("Let me look.")),
+        assistant(
+            "a2",
+            "a1",
+            "msg_1",
+            json!({"type": "tool_use", "id": "t1", "name": "Glob", "input": {"pattern": "*"}}),
+        ),
+        entry(
+            json!({"type": "user", "uuid": "r1", "parentUuid": "a2", "sessionId": "s1",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.rs\nb.rs"}]}}),
+        ),
+        assistant("a3", "r1", "msg_2", text("Two files.")),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    let all = messages(&transcript);
+    assert_eq!(all.len(), 4);
+    assert_eq!(
+        all[1].uuid, "a2",
+        "a merged message is known by its last record"
+    );
+    assert_eq!(all[1].text, "Let me look.");
+    assert_eq!(all[1].tool_uses[0].name, "Glob");
+    assert_eq!(all[2].tool_results[0].text, "a.rs\nb.rs");
+    assert_eq!(transcript.message_count(), 4);
+    assert_eq!(transcript.title().as_deref(), Some("list the files"));
+    assert_eq!(all[3].usage.expect("test transcript").context_tokens(), 115);
+}
+
+#[test]
+fn a_compact_boundary_starts_a_segment_and_the_walk_continues_through_its_logical_parent() {
+    let (_dir, path) = write(&[
+        user("u1", None, "first"),
+        assistant("a1", "u1", "m1", text("one")),
+        entry(
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": null,
+            "logicalParentUuid": "a1", "content": "Conversation compacted", "timestamp": "2026-01-01T01:00:00Z",
+            "compactMetadata": {"trigger": "auto", "preTokens": 150000}}),
+        ),
+        entry(
+            json!({"type": "user", "uuid": "s", "parentUuid": "cb", "isCompactSummary": true,
+            "message": {"role": "user", "content": "Summary of the conversation so far"}}),
+        ),
+        user("u2", Some("s"), "second"),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["u1", "a1", "cb", "s", "u2"]);
+    let all = messages(&transcript);
+    assert_eq!(
+        all.iter().map(|m| m.segment).collect::<Vec<_>>(),
+        [0, 0, 1, 1, 1]
+    );
+    assert!(all[3].is_compact_summary);
+    assert_eq!(transcript.compactions.len(), 1);
+    assert_eq!(transcript.compactions[0].uuid, "cb");
+    assert_eq!(transcript.compactions[0].pre_tokens, Some(150000));
+    assert_eq!(transcript.compactions[0].trigger.as_deref(), Some("auto"));
+}
+
+#[test]
+fn a_rewind_leaves_a_branch_and_the_chain_follows_the_latest_leaf() {
+    let (_dir, path) = write(&[
+        user("u1", None, "start"),
+        assistant("a1", "u1", "m1", text("ok")),
+        user("u2", Some("a1"), "try A"),
+        assistant("a2", "u2", "m2", text("did A")),
+        // Rewound to a1: the user asked something else.
+        user("u3", Some("a1"), "try B instead"),
+        assistant("a3", "u3", "m3", text("did B")),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["u1", "a1", "u3", "a3"]);
+    assert_eq!(transcript.branches.len(), 1);
+    let branch = &transcript.branches[0];
+    assert_eq!(branch.fork_uuid.as_deref(), Some("a1"));
+    assert_eq!(branch.leaf_uuid, "a2");
+    assert_eq!(branch.messages, 2);
+}
+
+#[test]
+fn unknown_types_are_counted_and_bad_lines_reported_with_their_number() {
+    let mut truncated = user("u3", Some("u2"), "cut");
+    truncated.truncate(truncated.len() / 2);
+    let mut bad_utf8 = user("u2", Some("u1"), "caf");
+    let at = bad_utf8
+        .windows(3)
+        .position(|w| w == b"caf")
+        .expect("test transcript")
+        + 3;
+    bad_utf8.insert(at, 0xC3);
+    let (_dir, path) = write(&[
+        b"\xEF\xBB\xBF"
+            .iter()
+            .copied()
+            .chain(user("u1", None, "hello"))
+            .collect(),
+        entry(json!({"type": "brand-new-thing", "x": 1})),
+        entry(json!({"type": "brand-new-thing", "x": 2})),
+        b"".to_vec(),
+        b"not json".to_vec(),
+        bad_utf8,
+        entry(json!({"type": "queue-operation", "operation": "enqueue"})),
+        truncated,
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["u1", "u2"]);
+    assert_eq!(messages(&transcript)[1].text, "caf\u{FFFD}");
+    assert_eq!(transcript.unknown_types.get("brand-new-thing"), Some(&2));
+    assert!(!transcript.unknown_types.contains_key("queue-operation"));
+    let lines: Vec<usize> = transcript.skipped_lines.iter().map(|s| s.line).collect();
+    assert_eq!(lines, [5, 8]);
+    assert!(transcript.skipped_lines[1].reason.contains("truncated"));
+}
+
+#[test]
+fn a_missing_parent_is_bridged_by_source_tool_assistant_uuid() {
+    let (_dir, path) = write(&[
+        user("u1", None, "go"),
+        assistant(
+            "a1",
+            "u1",
+            "m1",
+            json!({"type": "tool_use", "id": "t", "name": "Bash", "input": {}}),
+        ),
+        entry(
+            json!({"type": "user", "uuid": "r", "parentUuid": "gone", "sourceToolAssistantUUID": "a1",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "done"}]}]}}),
+        ),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["u1", "a1", "r"]);
+    assert_eq!(transcript.broken_links, 0);
+}
+
+#[test]
+fn titles_prefer_custom_then_ai_then_summary_then_first_prompt() {
+    let base = [
+        entry(json!({"type": "summary", "summary": "A summary", "leafUuid": "a1"})),
+        user("u1", None, "<command-message>x</command-message>\n<command-name>/review</command-name>\n<command-args>the PR</command-args>"),
+        assistant("a1", "u1", "m", text("ok")),
+    ];
+    let (_d, path) = write(&base);
+    let t = Transcript::open(&path).expect("test transcript");
+    assert_eq!(t.title().as_deref(), Some("A summary"));
+    assert_eq!(t.first_prompt().as_deref(), Some("/review the PR"));
+    let mut more = base.to_vec();
+    more.push(entry(json!({"type": "ai-title", "aiTitle": "AI title"})));
+    let (_d, path) = write(&more);
+    assert_eq!(
+        Transcript::open(&path)
+            .expect("test transcript")
+            .title()
+            .as_deref(),
+        Some("AI title")
+    );
+    more.push(entry(
+        json!({"type": "custom-title", "customTitle": "Mine"}),
+    ));
+    let (_d, path) = write(&more);
+    assert_eq!(
+        Transcript::open(&path)
+            .expect("test transcript")
+            .title()
+            .as_deref(),
+        Some("Mine")
+    );
+}
+
+#[test]
+fn a_cycle_in_a_corrupted_file_ends_the_walk() {
+    let (_dir, path) = write(&[user("x", Some("y"), "a"), user("y", Some("x"), "b")]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert!(uuids(&transcript).len() <= 2);
+}
+
+#[test]
+fn a_subagent_file_is_a_sidechain_and_subagents_are_found_with_their_meta() {
+    let t = Transcript::open(&real("agent-test-hash-123.jsonl")).expect("test transcript");
+    assert!(t.sidechain);
+    assert!(t.message_count() >= 1);
+
+    let (dir, path) = write(&[user("u1", None, "hi")]);
+    let sub = dir
+        .path()
+        .join("11111111-2222-3333-4444-555555555555/subagents");
+    std::fs::create_dir_all(&sub).expect("test transcript");
+    std::fs::write(sub.join("agent-abc.jsonl"), user("s1", None, "sub")).expect("test transcript");
+    std::fs::write(
+        sub.join("agent-abc.meta.json"),
+        r#"{"agentType":"Explore"}"#,
+    )
+    .expect("test transcript");
+    let subagents = Transcript::open(&path)
+        .expect("test transcript")
+        .subagents();
+    assert_eq!(subagents.len(), 1);
+    assert_eq!(subagents[0].agent_id, "abc");
+    assert_eq!(
+        subagents[0].meta.as_ref().expect("test transcript")["agentType"],
+        "Explore"
+    );
+}
+
+#[test]
+fn the_genuine_transcripts_read_whole() {
+    for name in [
+        "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+    ] {
+        let t = Transcript::open(&real(name)).expect("test transcript");
+        assert!(t.skipped_lines.is_empty(), "{name}: {:?}", t.skipped_lines);
+        assert!(t.unknown_types.is_empty(), "{name}: {:?}", t.unknown_types);
+        assert_eq!(t.broken_links, 0, "{name}");
+        let all = messages(&t);
+        assert!(all.len() > 10, "{name}: {}", all.len());
+        assert!(
+            all[0].parent_uuid.is_none(),
+            "{name}: the chain starts at a root"
+        );
+        assert!(all.iter().any(|m| !m.tool_uses.is_empty()), "{name}");
+        assert!(t.title().is_some());
+        assert_eq!(
+            t.session_id.as_deref(),
+            Some(name.trim_end_matches(".jsonl"))
+        );
+    }
+    let t = Transcript::open(&real("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"))
+        .expect("test transcript");
+    assert_eq!(
+        t.title().as_deref(),
+        Some("Empty Repo Setup: CLAUDE.md Foundation Created")
+    );
+    assert_eq!(
+        t.first_prompt().as_deref(),
+        Some("/orchestrator create TODO app by Next.js")
+    );
+}
