@@ -72,6 +72,8 @@ enum Command {
     Sessions(commands::sessions::Args),
     /// Show one session's conversation as Claude Code resumes it.
     Transcript(commands::transcript::Args),
+    /// Extract memories from a session's new messages, as the Stop hook does after each turn.
+    Extract(commands::extract::Args),
 }
 
 fn main() -> ExitCode {
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
         Command::Changes(args) => commands::changes::run(&context, args),
         Command::Sessions(args) => commands::sessions::run(&context, args),
         Command::Transcript(args) => commands::transcript::run(&context, args),
+        Command::Extract(args) => commands::extract::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

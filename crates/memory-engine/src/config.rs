@@ -105,6 +105,8 @@ pub struct Config {
     pub hooks: HooksConfig,
     #[serde(default, skip_serializing_if = "DreamConfig::is_empty")]
     pub dream: DreamConfig,
+    #[serde(default, skip_serializing_if = "ExtractConfig::is_empty")]
+    pub extract: ExtractConfig,
     /// Sections owned by other parts of Engram, kept verbatim.
     #[serde(flatten)]
     pub other: toml::Table,
@@ -140,6 +142,31 @@ impl DreamConfig {
     fn is_empty(&self) -> bool {
         *self == DreamConfig::default()
     }
+}
+
+/// `[extract]`: memory extraction after each turn.
+///
+/// ```toml
+/// [extract.projects."-home-u-app"]
+/// policy = "review"   # review: every extracted change waits | auto (default): applied at once,
+///                     # protected changes (rewriting a user or feedback memory) wait
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExtractConfig {
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub projects: std::collections::BTreeMap<String, ProjectExtractConfig>,
+}
+
+impl ExtractConfig {
+    fn is_empty(&self) -> bool {
+        *self == ExtractConfig::default()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectExtractConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DreamPolicy>,
 }
 
 /// One project's dream settings, by its folder name under `<claude home>/projects/`.

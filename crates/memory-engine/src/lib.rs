@@ -17,6 +17,7 @@ pub mod editor;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod extract;
 pub mod fix;
 pub mod frontmatter;
 pub mod history;

@@ -1,3 +1,7 @@
+//! `engram hook stop`: Claude Code's Stop hook. Reads the payload, starts extraction for the
+//! session in a detached background process (`engram hook stop-worker`) and returns at once:
+//! exit 0, nothing printed, never `"decision": "block"`.
+//!
 //! `engram hook user-prompt-submit`: Claude Code's UserPromptSubmit hook. Reads the hook's JSON
 //! payload from stdin and prints the recalled memories as
 //! `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
@@ -28,6 +32,25 @@ pub struct Args {
 pub enum Event {
     /// Recall memories for the prompt on stdin (Claude Code's UserPromptSubmit payload)
     UserPromptSubmit(PromptArgs),
+    /// Start memory extraction for the session on stdin (Claude Code's Stop payload) in a
+    /// detached background process, and return at once
+    Stop(StopArgs),
+    /// The detached worker `stop` starts (not for direct use)
+    #[command(hide = true)]
+    StopWorker(WorkerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StopArgs {
+    /// Say on stderr why nothing was started
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// The session's transcript
+    pub transcript: std::path::PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -44,9 +67,68 @@ pub struct PromptArgs {
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let Event::UserPromptSubmit(args) = args.event;
+    match args.event {
+        Event::UserPromptSubmit(args) => prompt(context, &args),
+        Event::Stop(args) => {
+            if let Err(why) = start_worker(context) {
+                if args.verbose {
+                    output::error_line(&format!("hook: nothing started: {why}"));
+                }
+            }
+            Ok(Status::Success)
+        }
+        Event::StopWorker(args) => worker(context, &args),
+    }
+}
+
+/// Reads the Stop payload and starts `engram hook stop-worker TRANSCRIPT` detached: its own
+/// process group (Claude Code ending the hook's group does not end it), no stdio. Returns at
+/// once; the worker's outcome is recorded by the engine, never printed.
+fn start_worker(context: &Context) -> std::result::Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_HOOK_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if bytes.len() as u64 > MAX_HOOK_INPUT {
+        return Err(format!("the hook payload is over {MAX_HOOK_INPUT} bytes"));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let input = memory_engine::hooks::stop::parse_stop(&text).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["hook", "stop-worker"])
+        .arg(&input.transcript_path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0);
+    // The Claude dir the hook was given reaches the worker too.
+    command
+        .arg("--claude-dir")
+        .arg(context.engine.claude_home());
+    command
+        .spawn()
+        .map_err(|e| format!("cannot start the worker: {e}"))?;
+    Ok(())
+}
+
+fn worker(context: &Context, args: &WorkerArgs) -> Result<Status> {
+    let runtime = super::recall::runtime()?;
+    let options = memory_engine::extract::ExtractOptions::default();
+    runtime.block_on(context.engine.after_turn(
+        &args.transcript,
+        &options,
+        &CancellationToken::new(),
+    ))?;
+    Ok(Status::Success)
+}
+
+fn prompt(context: &Context, args: &PromptArgs) -> Result<Status> {
     let started = Instant::now();
-    match prompt_context(context, &args, started) {
+    match prompt_context(context, args, started) {
         Ok(Some(line)) => output::print(&format!("{line}\n")),
         Ok(None) => {
             if args.verbose {

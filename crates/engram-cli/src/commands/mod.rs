@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod dream;
+pub mod extract;
 pub mod forget;
 pub mod history;
 pub mod hook;

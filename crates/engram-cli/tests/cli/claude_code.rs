@@ -171,3 +171,128 @@ fn a_memory_claude_code_writes_is_read_by_engram() {
     assert_eq!(project["memoryFiles"], 1);
     assert_eq!(project["sessions"], 1);
 }
+
+/// Waits (up to a minute: the worker is a detached process on a shared machine) for the Stop
+/// hook's worker to record `runs` runs in `<engram home>/extract/runs.jsonl`; returns them.
+fn wait_for_extract_runs(s: &Sandbox, runs: usize) -> Vec<Value> {
+    let log = s.engram_home().join("extract").join("runs.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let lines: Vec<Value> = fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if lines.len() >= runs {
+            return lines;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Stop hook's worker recorded {} of {runs} runs in {}",
+            lines.len(),
+            log.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_stop_hook_extracts_a_stated_fact_and_the_next_session_loads_it() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    let installed = engram(&s, &["hooks", "install"]);
+    assert_eq!(installed["action"], "installed");
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Noted."));
+    s.claude_turn(
+        &claude,
+        &server.url(),
+        "Remember that we deploy with Fly.io, never Heroku.",
+        &[],
+    );
+    let runs = wait_for_extract_runs(&s, 1);
+    let extract = &runs[0]["extract"]["Ok"];
+    assert_eq!(extract["status"], "extracted", "{}", runs[0]);
+    assert_eq!(extract["extractor"], "offline");
+
+    let memory_dir = s.memory_dir();
+    let index = fs::read_to_string(memory_dir.join("MEMORY.md")).expect("an index");
+    let line = index
+        .lines()
+        .find(|l| l.contains("Fly.io"))
+        .unwrap_or_else(|| panic!("an index line for the fact: {index}"));
+    let topic = line
+        .split("](")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("a link");
+    let text = fs::read_to_string(memory_dir.join(topic)).expect("the topic file");
+    assert!(
+        text.contains("We deploy with Fly.io, never Heroku"),
+        "{text}"
+    );
+    assert!(text.contains("type: project"), "{text}");
+
+    // The next session's request to the model carries the new index line.
+    let prompt = "Which platform do we ship on?";
+    s.claude_turn(&claude, &server.url(), prompt, &[]);
+    let requests = server.requests();
+    assert!(
+        turn_request(&requests, prompt).body.contains(line.trim()),
+        "the next session loads {line:?}"
+    );
+    // The history names the extractor as the writer.
+    let history = engram(&s, &["history", topic]);
+    assert_eq!(history[0]["actor"], "extract", "{history}");
+}
+
+#[test]
+fn the_stop_hook_skips_a_turn_where_claude_code_wrote_memory_itself() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    engram(&s, &["hooks", "install"]);
+    let memory_dir = s.memory_dir();
+    let topic = memory_dir.join("feedback_tabs.md");
+    let topic_text = "---\nname: Tabs\ndescription: Indent with tabs, never spaces\ntype: feedback\n---\n\nTabs.\n";
+    let input = json!({"file_path": topic, "content": topic_text});
+    let server = ScriptedServer::handler(move |request, _| -> Reply {
+        if !request.body.contains("Remember that I always indent") {
+            return wire::anthropic_stream_text("ok");
+        }
+        match request.body.matches("\"tool_result\"").count() {
+            0 => wire::anthropic_stream_tool_use("toolu_01", "Write", &input),
+            _ => wire::anthropic_stream_text("Saved."),
+        }
+    });
+    s.claude_turn(
+        &claude,
+        &server.url(),
+        "Remember that I always indent with tabs, never spaces.",
+        &[],
+    );
+    let runs = wait_for_extract_runs(&s, 1);
+    let extract = &runs[0]["extract"]["Ok"];
+    assert_eq!(extract["status"], "skipped", "{}", runs[0]);
+    assert!(
+        extract["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("main agent")),
+        "{}",
+        runs[0]
+    );
+    let files: Vec<String> = fs::read_dir(&memory_dir)
+        .expect("memory dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files,
+        ["feedback_tabs.md"],
+        "Engram added nothing of its own"
+    );
+}

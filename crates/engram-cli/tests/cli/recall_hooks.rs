@@ -518,6 +518,12 @@ fn install_twice_then_uninstall_gives_back_the_original_bytes() {
         json!([{"hooks": [{"type": "command", "command": expected_command}]}])
     );
     assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    let stop_command = expected_command.replace(" hook user-prompt-submit", " hook stop");
+    assert_eq!(
+        v["hooks"]["Stop"],
+        json!([{"hooks": [{"type": "command", "command": stop_command}]}]),
+        "the Stop hook sits next to the prompt hook"
+    );
     let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
     assert_eq!(
         keys,
@@ -537,6 +543,13 @@ fn install_twice_then_uninstall_gives_back_the_original_bytes() {
     assert_eq!(status_after["installed"], true);
     assert_eq!(status_after["upToDate"], true);
     assert_eq!(status_after["command"], expected_command.as_str());
+    let events: Vec<(&str, bool)> = status_after["hooks"]
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .map(|h| (h["event"].as_str().expect("event"), h["upToDate"] == true))
+        .collect();
+    assert_eq!(events, [("UserPromptSubmit", true), ("Stop", true)]);
 
     let again = json_out(&s.run(&["hooks", "install", "--json"]));
     assert_eq!(again["action"], "unchanged");
@@ -591,7 +604,7 @@ fn install_creates_settings_under_the_claude_dir_flag_and_refuses_broken_json() 
     let out = s.run(&["hooks", "install", "--claude-dir", &other.to_string_lossy()]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
     assert!(
-        stdout(&out).starts_with("Installed Engram's UserPromptSubmit hook"),
+        stdout(&out).starts_with("Installed Engram's UserPromptSubmit and Stop hooks"),
         "{}",
         stdout(&out)
     );
@@ -654,4 +667,43 @@ fn the_real_claude_code_passes_the_hooks_context_to_the_model() {
         .join(session)
         .join("surfaced.json")
         .is_file());
+}
+
+#[test]
+fn the_stop_hook_returns_at_once_printing_nothing_and_extracts_in_the_background() {
+    let s = sandbox();
+    let project = s.project();
+    let transcripts = s
+        .home()
+        .join(".claude/projects")
+        .join(memory_engine::paths::sanitize_path(
+            &fs::canonicalize(&project).expect("real").to_string_lossy(),
+        ));
+    fs::create_dir_all(&transcripts).expect("dir");
+    let transcript = transcripts.join("bbbbbbbb-0000-0000-0000-000000000002.jsonl");
+    let entry = json!({"type": "user", "uuid": "u1", "parentUuid": null, "cwd": fs::canonicalize(&project).expect("real"),
+        "sessionId": "bbbbbbbb-0000-0000-0000-000000000002", "timestamp": "2026-11-20T10:00:00Z",
+        "message": {"role": "user", "content": "Please remember that releases are cut on Thursdays."}});
+    fs::write(&transcript, format!("{entry}\n")).expect("transcript");
+    let payload = json!({"session_id": "bbbbbbbb-0000-0000-0000-000000000002", "transcript_path": transcript,
+        "cwd": project, "hook_event_name": "Stop", "stop_hook_active": false});
+    let out = s.run_with_stdin(&["hook", "stop"], &payload.to_string());
+    assert_eq!(exit_code(&out), 0);
+    assert_eq!(stdout(&out), "", "a Stop hook prints nothing (no decision)");
+    assert_eq!(stderr(&out), "");
+    let log = s.engram_home().join("extract/runs.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !log.is_file() {
+        assert!(std::time::Instant::now() < deadline, "the worker never ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let index = fs::read_to_string(s.memory_dir().join("MEMORY.md")).expect("index");
+    assert!(index.contains("Thursdays"), "{index}");
+
+    // Garbage in: still exit 0 and silence.
+    for bad in ["", "not json", "{\"transcript_path\": \"/etc/passwd\"}"] {
+        let out = s.run_with_stdin(&["hook", "stop"], bad);
+        assert_eq!(exit_code(&out), 0, "{bad}");
+        assert_eq!(stdout(&out), "", "{bad}");
+    }
 }

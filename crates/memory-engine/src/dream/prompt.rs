@@ -8,8 +8,7 @@ use std::fmt::Write as _;
 use crate::index::{MAX_ENTRY_CHARS, MAX_INDEX_BYTES, MAX_INDEX_LINES};
 use crate::lint::{Finding, DUPLICATE_MEMORY};
 use crate::memdir::MemoryDir;
-use crate::scan::MemoryHeader;
-use crate::staleness::iso_time;
+use crate::scan::manifest_line;
 use crate::Result;
 
 /// The dream's instructions, after the agent loop's own preamble about the tools.
@@ -102,19 +101,6 @@ pub fn brief(dir: &MemoryDir, sessions: &[(String, String)], today: &str) -> Res
     }
     out.push_str("\nConsolidate now.");
     Ok(out)
-}
-
-/// Claude Code's manifest line: `- [type] file (ISO mtime): description`.
-fn manifest_line(header: &MemoryHeader) -> String {
-    let mut line = String::from("- ");
-    if let Some(kind) = header.memory_type {
-        let _ = write!(line, "[{}] ", kind.as_str());
-    }
-    let _ = write!(line, "{} ({})", header.file, iso_time(header.mtime));
-    if let Some(description) = &header.description {
-        let _ = write!(line, ": {description}");
-    }
-    line
 }
 
 #[cfg(test)]

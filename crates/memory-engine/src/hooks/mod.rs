@@ -24,6 +24,8 @@
 //! not next to `settings.json`, because `~/.claude` is Claude Code's (often kept in a dotfiles
 //! repository or synced) and Engram never leaves its files in another program's directories.
 
+pub mod stop;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,6 +47,49 @@ pub const PROMPT_EVENT: &str = "UserPromptSubmit";
 const MAX_ENTRIES_REMOVED: usize = 64;
 /// The arguments after the program in the installed command.
 pub const PROMPT_HOOK_ARGS: &str = "hook user-prompt-submit";
+/// The event Engram's extraction and session-memory hook runs on.
+pub const STOP_EVENT: &str = "Stop";
+pub const STOP_HOOK_ARGS: &str = "hook stop";
+
+/// One of the hooks Engram installs: the event, and the arguments after the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngramHook {
+    pub event: &'static str,
+    pub args: &'static str,
+}
+
+/// Every hook `install` adds: recall before each prompt, extraction after each turn.
+pub const ENGRAM_HOOKS: [EngramHook; 2] = [
+    EngramHook {
+        event: PROMPT_EVENT,
+        args: PROMPT_HOOK_ARGS,
+    },
+    EngramHook {
+        event: STOP_EVENT,
+        args: STOP_HOOK_ARGS,
+    },
+];
+
+impl EngramHook {
+    /// The command line Claude Code should run for this hook with `program` (the `engram`
+    /// binary), quoted for a POSIX shell when it needs to be.
+    pub fn command(&self, program: &Path) -> String {
+        format!("{} {}", shell_quote(&program.to_string_lossy()), self.args)
+    }
+
+    /// Whether `command` is this Engram hook (any install path).
+    pub fn matches(&self, command: &str) -> bool {
+        let (program, rest) = split_program(command);
+        let name = Path::new(&program)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let mut args = rest.split_whitespace();
+        (name == "engram" || name == "engram.exe")
+            && self.args.split(' ').all(|word| args.next() == Some(word))
+            && args.next().is_none_or(|next| next.starts_with('-'))
+    }
+}
 
 /// What Claude Code sends a UserPromptSubmit hook on stdin (fields Engram does not use are
 /// ignored).
@@ -170,13 +215,9 @@ impl Engine {
     }
 }
 
-/// The command line Claude Code should run for the prompt hook with `program` (the `engram`
-/// binary), quoted for a POSIX shell when it needs to be.
+/// The command line Claude Code should run for the prompt hook with `program`.
 pub fn prompt_hook_command(program: &Path) -> String {
-    format!(
-        "{} {PROMPT_HOOK_ARGS}",
-        shell_quote(&program.to_string_lossy())
-    )
+    ENGRAM_HOOKS[0].command(program)
 }
 
 fn shell_quote(word: &str) -> String {
@@ -215,19 +256,12 @@ fn split_program(command: &str) -> (String, &str) {
 
 /// Whether `command` is Engram's prompt hook (any install path).
 pub fn is_engram_prompt_command(command: &str) -> bool {
-    let (program, rest) = split_program(command);
-    let name = Path::new(&program)
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let mut args = rest.split_whitespace();
-    (name == "engram" || name == "engram.exe")
-        && PROMPT_HOOK_ARGS
-            .split(' ')
-            .all(|word| args.next() == Some(word))
+    ENGRAM_HOOKS[0].matches(command)
 }
 
-/// Where Engram's hook stands in `settings.json`.
+/// Where Engram's hooks stand in `settings.json`. The top-level `event`, `installed`, `command`
+/// and `expectedCommand` are the prompt hook's (the first Engram installed); `upToDate` says
+/// whether every hook is installed with the expected command; `hooks` has each one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookStatus {
@@ -238,10 +272,22 @@ pub struct HookStatus {
     pub command: Option<String>,
     /// What `install` writes.
     pub expected_command: String,
-    /// Installed with exactly the expected command.
+    /// Every Engram hook is installed with exactly the expected command.
     pub up_to_date: bool,
     /// Backups Engram made of this file, newest first.
     pub backups: Vec<PathBuf>,
+    /// Each hook Engram installs.
+    pub hooks: Vec<SingleHookStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SingleHookStatus {
+    pub event: &'static str,
+    pub installed: bool,
+    pub command: Option<String>,
+    pub expected_command: String,
+    pub up_to_date: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -259,24 +305,27 @@ pub enum HookAction {
 pub struct HookChange {
     pub action: HookAction,
     pub settings_file: PathBuf,
+    /// The prompt hook's command (see `commands` for every hook's).
     pub command: String,
+    /// The commands installed or removed, one per hook.
+    pub commands: Vec<String>,
     /// The copy of the previous file (none when nothing changed or there was no file).
     pub backup: Option<PathBuf>,
 }
 
 /// One Engram command found in the settings: the path of its `command` string node.
 struct Found {
-    /// Index of the group in `hooks.UserPromptSubmit`.
+    /// Index of the group in `hooks.<event>`.
     group: usize,
     /// Index of the hook in the group's `hooks`.
     hook: usize,
     command: String,
 }
 
-fn engram_entries(root: &Node) -> Vec<Found> {
+fn engram_entries(root: &Node, hook: EngramHook) -> Vec<Found> {
     let Some(groups) = root
         .member("hooks")
-        .and_then(|h| h.value.member(PROMPT_EVENT))
+        .and_then(|h| h.value.member(hook.event))
         .and_then(|e| e.value.elements())
     else {
         return Vec::new();
@@ -286,9 +335,9 @@ fn engram_entries(root: &Node) -> Vec<Found> {
         let Some(hooks) = group.member("hooks").and_then(|h| h.value.elements()) else {
             continue;
         };
-        for (h, hook) in hooks.iter().enumerate() {
-            if let Some(command) = hook.member("command").and_then(|c| c.value.as_str()) {
-                if is_engram_prompt_command(command) {
+        for (h, entry) in hooks.iter().enumerate() {
+            if let Some(command) = entry.member("command").and_then(|c| c.value.as_str()) {
+                if hook.matches(command) {
                     found.push(Found {
                         group: g,
                         hook: h,
@@ -301,14 +350,14 @@ fn engram_entries(root: &Node) -> Vec<Found> {
     found
 }
 
-/// The `hooks.UserPromptSubmit` array and the `hooks` array of its group number `group`.
-fn group_nodes(root: &Node, group: usize) -> Option<(&Node, &Node)> {
-    let event = &root.member("hooks")?.value.member(PROMPT_EVENT)?.value;
+/// The `hooks.<event>` array and the `hooks` array of its group number `group`.
+fn group_nodes<'a>(root: &'a Node, event: &str, group: usize) -> Option<(&'a Node, &'a Node)> {
+    let event = &root.member("hooks")?.value.member(event)?.value;
     let hooks = &event.elements()?.get(group)?.member("hooks")?.value;
     Some((event, hooks))
 }
 
-/// The settings as values, with Engram's prompt-hook commands taken out and the groups, event
+/// The settings as values, with Engram's hook commands taken out and the groups, event
 /// list and `hooks` object that leaves empty dropped: an edit is safe to write only if this is
 /// the same before and after it (a safety net under the splicing).
 fn without_engram(text: &str) -> Option<Value> {
@@ -316,14 +365,17 @@ fn without_engram(text: &str) -> Option<Value> {
     let Some(hooks) = value.get_mut("hooks").and_then(Value::as_object_mut) else {
         return Some(value);
     };
-    if let Some(groups) = hooks.get_mut(PROMPT_EVENT).and_then(Value::as_array_mut) {
+    for hook in ENGRAM_HOOKS {
+        let Some(groups) = hooks.get_mut(hook.event).and_then(Value::as_array_mut) else {
+            continue;
+        };
         for group in groups.iter_mut() {
             if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-                list.retain(|hook| {
-                    !hook
+                list.retain(|entry| {
+                    !entry
                         .get("command")
                         .and_then(Value::as_str)
-                        .is_some_and(is_engram_prompt_command)
+                        .is_some_and(|c| hook.matches(c))
                 });
             }
         }
@@ -334,7 +386,7 @@ fn without_engram(text: &str) -> Option<Value> {
                 .is_none_or(|list| !list.is_empty())
         });
         if groups.is_empty() {
-            hooks.remove(PROMPT_EVENT);
+            hooks.remove(hook.event);
         }
     }
     if hooks.is_empty() {
@@ -345,26 +397,63 @@ fn without_engram(text: &str) -> Option<Value> {
     Some(value)
 }
 
-/// `original` (the settings text; `None`: no file) with Engram's prompt hook running `command`
+/// `original` (the settings text; `None`: no file) with every Engram hook (run by `program`)
 /// added or updated, and what that is; [`HookAction::Unchanged`] returns the text as it is.
 fn installed_text(
     path: &Path,
     original: Option<&str>,
-    command: &str,
+    program: &Path,
 ) -> Result<(String, HookAction)> {
-    let path = path.to_path_buf();
-    let text = match original {
+    let start = match original {
         Some(text) if !text.trim().is_empty() => text.to_owned(),
         _ => "{}\n".to_owned(),
     };
+    let mut text = start.clone();
+    let mut action = HookAction::Unchanged;
+    for hook in ENGRAM_HOOKS {
+        let (updated, done) = install_one(path, &text, hook, &hook.command(program))?;
+        text = updated;
+        action = match (action, done) {
+            (HookAction::Installed, _) | (_, HookAction::Installed) => HookAction::Installed,
+            (HookAction::Updated, _) | (_, HookAction::Updated) => HookAction::Updated,
+            _ => HookAction::Unchanged,
+        };
+    }
+    if action == HookAction::Unchanged {
+        return Ok((original.unwrap_or_default().to_owned(), action));
+    }
+    let root = parse_settings(path, &text)?;
+    if ENGRAM_HOOKS
+        .iter()
+        .any(|hook| engram_entries(&root, *hook).is_empty())
+        || without_engram(&text) != without_engram(&start)
+    {
+        return Err(Error::InvalidInput(format!(
+            "{}: the edit would change more than Engram's entries; not written",
+            path.display()
+        )));
+    }
+    Ok((text, action))
+}
+
+/// `text` with Engram's `hook` running `command` added or updated.
+fn install_one(
+    path: &Path,
+    text: &str,
+    hook: EngramHook,
+    command: &str,
+) -> Result<(String, HookAction)> {
+    let path = path.to_path_buf();
+    let text = text.to_owned();
     let root = parse_settings(&path, &text)?;
     let style = Style::detect(&text, &root);
-    let found = engram_entries(&root);
+    let found = engram_entries(&root, hook);
+    let event_name = hook.event;
     let (updated, action) = if let Some(first) = found.first() {
         if first.command == command {
             return Ok((text, HookAction::Unchanged));
         }
-        let node = group_nodes(&root, first.group)
+        let node = group_nodes(&root, event_name, first.group)
             .and_then(|(_, hooks)| hooks.elements()?.get(first.hook))
             .and_then(|hook| hook.member("command"))
             .map(|m| m.value.clone())
@@ -376,7 +465,7 @@ fn installed_text(
         let group = json!({"hooks": [{"type": "command", "command": command}]});
         let inserted = match root.member("hooks") {
             None => {
-                let value = json!({ PROMPT_EVENT: [group] });
+                let value = json!({ event_name: [group] });
                 json_edit::append_child(&text, &root, &style, |base, compact| {
                     json_edit::render_member(&style, "hooks", &value, base, compact)
                 })
@@ -384,15 +473,15 @@ fn installed_text(
             Some(hooks) if hooks.value.members().is_none() => {
                 return Err(type_error(&path, "hooks"))
             }
-            Some(hooks) => match hooks.value.member(PROMPT_EVENT) {
+            Some(hooks) => match hooks.value.member(event_name) {
                 None => {
                     let value = json!([group]);
                     json_edit::append_child(&text, &hooks.value, &style, |base, compact| {
-                        json_edit::render_member(&style, PROMPT_EVENT, &value, base, compact)
+                        json_edit::render_member(&style, event_name, &value, base, compact)
                     })
                 }
                 Some(event) if event.value.elements().is_none() => {
-                    return Err(type_error(&path, "hooks.UserPromptSubmit"))
+                    return Err(type_error(&path, &format!("hooks.{event_name}")))
                 }
                 Some(event) => {
                     json_edit::append_child(&text, &event.value, &style, |base, compact| {
@@ -403,14 +492,6 @@ fn installed_text(
         };
         (inserted, HookAction::Installed)
     };
-    if engram_entries(&parse_settings(&path, &updated)?).is_empty()
-        || without_engram(&updated) != without_engram(&text)
-    {
-        return Err(Error::InvalidInput(format!(
-            "{}: the edit would change more than Engram's entry; not written",
-            path.display()
-        )));
-    }
     Ok((updated, action))
 }
 
@@ -539,38 +620,57 @@ impl Engine {
         Ok(backup)
     }
 
-    /// Whether Engram's prompt hook is in `settings.json`, and with which command.
-    pub fn hooks_status(&self, expected_command: &str) -> Result<HookStatus> {
+    /// Whether Engram's hooks (run by `program`) are in `settings.json`, and with which
+    /// commands.
+    pub fn hooks_status(&self, program: &Path) -> Result<HookStatus> {
         let path = self.claude_settings_path();
-        let command = match self.read_settings_text()? {
-            Some(text) if !text.trim().is_empty() => engram_entries(&parse_settings(&path, &text)?)
-                .into_iter()
-                .next()
-                .map(|f| f.command),
+        let root = match self.read_settings_text()? {
+            Some(text) if !text.trim().is_empty() => Some(parse_settings(&path, &text)?),
             _ => None,
         };
+        let hooks: Vec<SingleHookStatus> = ENGRAM_HOOKS
+            .iter()
+            .map(|hook| {
+                let command = root
+                    .as_ref()
+                    .and_then(|root| engram_entries(root, *hook).into_iter().next())
+                    .map(|f| f.command);
+                let expected_command = hook.command(program);
+                SingleHookStatus {
+                    event: hook.event,
+                    installed: command.is_some(),
+                    up_to_date: command.as_deref() == Some(expected_command.as_str()),
+                    command,
+                    expected_command,
+                }
+            })
+            .collect();
+        let prompt = hooks[0].clone();
         Ok(HookStatus {
             settings_file: path,
-            event: PROMPT_EVENT,
-            installed: command.is_some(),
-            up_to_date: command.as_deref() == Some(expected_command),
-            command,
-            expected_command: expected_command.to_owned(),
+            event: prompt.event,
+            installed: prompt.installed,
+            command: prompt.command,
+            expected_command: prompt.expected_command,
+            up_to_date: hooks.iter().all(|h| h.up_to_date),
             backups: self.settings_backups(),
+            hooks,
         })
     }
 
-    /// Adds (or updates) Engram's prompt hook running `command`. Idempotent.
-    pub fn install_hooks(&self, command: &str) -> Result<HookChange> {
+    /// Adds (or updates) Engram's hooks, run by `program`. Idempotent.
+    pub fn install_hooks(&self, program: &Path) -> Result<HookChange> {
         let path = self.claude_settings_path();
         let original = self.read_settings_text()?;
+        let commands: Vec<String> = ENGRAM_HOOKS.iter().map(|h| h.command(program)).collect();
         let change = |action, backup| HookChange {
             action,
             settings_file: path.clone(),
-            command: command.to_owned(),
+            command: commands[0].clone(),
+            commands: commands.clone(),
             backup,
         };
-        let (updated, action) = installed_text(&path, original.as_deref(), command)?;
+        let (updated, action) = installed_text(&path, original.as_deref(), program)?;
         if action == HookAction::Unchanged {
             return Ok(change(HookAction::Unchanged, None));
         }
@@ -578,88 +678,59 @@ impl Engine {
         Ok(change(action, backup))
     }
 
-    /// Removes every Engram prompt-hook entry, and the `UserPromptSubmit` list and `hooks`
-    /// object when that leaves them empty.
+    /// Removes every Engram hook entry, and each event list and the `hooks` object when that
+    /// leaves them empty.
     pub fn uninstall_hooks(&self) -> Result<HookChange> {
         let path = self.claude_settings_path();
-        let Some(original) = self.read_settings_text()? else {
-            return Ok(HookChange {
-                action: HookAction::Unchanged,
-                settings_file: path,
-                command: String::new(),
-                backup: None,
-            });
+        let unchanged = |path| HookChange {
+            action: HookAction::Unchanged,
+            settings_file: path,
+            command: String::new(),
+            commands: Vec::new(),
+            backup: None,
         };
+        let Some(original) = self.read_settings_text()? else {
+            return Ok(unchanged(path));
+        };
+        let root = parse_settings(&path, &original)?;
+        let installed: Vec<String> = ENGRAM_HOOKS
+            .iter()
+            .filter_map(|hook| Some(engram_entries(&root, *hook).first()?.command.clone()))
+            .collect();
         // Undoing exactly what install did gives the file back byte for byte — an empty file,
         // an empty `UserPromptSubmit: []` — rather than the structural removal below: when the
         // file is what installing into the last backup would make, the backup is put back.
-        let command = engram_entries(&parse_settings(&path, &original)?)
+        let program = installed
             .first()
-            .map(|f| f.command.clone());
-        if let (Some(command), Some(backup)) = (command, self.latest_settings_backup()) {
-            let reinstalled = installed_text(&path, Some(&backup), &command);
+            .map(|command| PathBuf::from(split_program(command).0));
+        if let (Some(program), Some(backup)) = (&program, self.latest_settings_backup()) {
+            let reinstalled = installed_text(&path, Some(&backup), program);
             if matches!(&reinstalled, Ok((text, HookAction::Installed)) if *text == original) {
                 let saved = self.write_settings(Some(&original), &backup)?;
                 return Ok(HookChange {
                     action: HookAction::Removed,
                     settings_file: path,
-                    command,
+                    command: installed[0].clone(),
+                    commands: installed,
                     backup: saved,
                 });
             }
         }
         let mut text = original.clone();
-        let mut removed = String::new();
-        // Each round removes one entry; the bound only guards against a bug looping forever.
-        for _ in 0..MAX_ENTRIES_REMOVED {
-            let root = parse_settings(&path, &text)?;
-            let Some(found) = engram_entries(&root).pop() else {
-                break;
-            };
-            removed = found.command.clone();
-            let (event, hooks) =
-                group_nodes(&root, found.group).ok_or_else(|| type_error(&path, "hooks"))?;
-            let others = hooks.elements().map_or(0, <[Node]>::len) > 1;
-            if others {
-                text = json_edit::remove_child(&text, hooks, found.hook);
-                continue;
-            }
-            if event.elements().map_or(0, <[Node]>::len) > 1 {
-                text = json_edit::remove_child(&text, event, found.group);
-                continue;
-            }
-            // The list held only Engram's group: drop the event, then `hooks` if now empty.
-            let hooks_member = root
-                .member("hooks")
-                .ok_or_else(|| type_error(&path, "hooks"))?;
-            let hooks_object = &hooks_member.value;
-            if hooks_object.members().map_or(0, <[json_edit::Member]>::len) > 1 {
-                let index = hooks_object
-                    .members()
-                    .and_then(|m| m.iter().position(|m| m.key == PROMPT_EVENT))
-                    .unwrap_or(0);
-                text = json_edit::remove_child(&text, hooks_object, index);
-            } else {
-                let index = root
-                    .members()
-                    .and_then(|m| m.iter().position(|m| m.key == "hooks"))
-                    .unwrap_or(0);
-                text = json_edit::remove_child(&text, &root, index);
-            }
+        for hook in ENGRAM_HOOKS {
+            text = remove_all(&path, text, hook)?;
         }
         if text == original {
-            return Ok(HookChange {
-                action: HookAction::Unchanged,
-                settings_file: path,
-                command: String::new(),
-                backup: None,
-            });
+            return Ok(unchanged(path));
         }
-        if !engram_entries(&parse_settings(&path, &text)?).is_empty()
+        let root = parse_settings(&path, &text)?;
+        if ENGRAM_HOOKS
+            .iter()
+            .any(|hook| !engram_entries(&root, *hook).is_empty())
             || without_engram(&text) != without_engram(&original)
         {
             return Err(Error::InvalidInput(format!(
-                "{}: the edit would change more than Engram's entry; not written",
+                "{}: the edit would change more than Engram's entries; not written",
                 path.display()
             )));
         }
@@ -667,10 +738,52 @@ impl Engine {
         Ok(HookChange {
             action: HookAction::Removed,
             settings_file: path,
-            command: removed,
+            command: installed.first().cloned().unwrap_or_default(),
+            commands: installed,
             backup,
         })
     }
+}
+
+/// `text` without any entry of Engram's `hook`, dropping the group, the event list and the
+/// `hooks` object when that leaves them empty.
+fn remove_all(path: &Path, mut text: String, hook: EngramHook) -> Result<String> {
+    // Each round removes one entry; the bound only guards against a bug looping forever.
+    for _ in 0..MAX_ENTRIES_REMOVED {
+        let root = parse_settings(path, &text)?;
+        let Some(found) = engram_entries(&root, hook).pop() else {
+            break;
+        };
+        let (event, hooks) =
+            group_nodes(&root, hook.event, found.group).ok_or_else(|| type_error(path, "hooks"))?;
+        if hooks.elements().map_or(0, <[Node]>::len) > 1 {
+            text = json_edit::remove_child(&text, hooks, found.hook);
+            continue;
+        }
+        if event.elements().map_or(0, <[Node]>::len) > 1 {
+            text = json_edit::remove_child(&text, event, found.group);
+            continue;
+        }
+        // The list held only Engram's group: drop the event, then `hooks` if now empty.
+        let hooks_object = &root
+            .member("hooks")
+            .ok_or_else(|| type_error(path, "hooks"))?
+            .value;
+        if hooks_object.members().map_or(0, <[json_edit::Member]>::len) > 1 {
+            let index = hooks_object
+                .members()
+                .and_then(|m| m.iter().position(|m| m.key == hook.event))
+                .unwrap_or(0);
+            text = json_edit::remove_child(&text, hooks_object, index);
+        } else {
+            let index = root
+                .members()
+                .and_then(|m| m.iter().position(|m| m.key == "hooks"))
+                .unwrap_or(0);
+            text = json_edit::remove_child(&text, &root, index);
+        }
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -696,7 +809,7 @@ mod tests {
         ] {
             let (home, engine) = home_with_settings(original);
             engine
-                .install_hooks("/usr/bin/engram hook user-prompt-submit")
+                .install_hooks(Path::new("/usr/bin/engram"))
                 .expect("install");
             let change = engine.uninstall_hooks().expect("uninstall");
             assert_eq!(change.action, HookAction::Removed);
@@ -713,13 +826,11 @@ mod tests {
         let original = "{\"hooks\": {}, \"theme\": \"dark\", \"hooks\": {}}\n";
         let (home, engine) = home_with_settings(original);
         let err = engine
-            .install_hooks("/usr/bin/engram hook user-prompt-submit")
+            .install_hooks(Path::new("/usr/bin/engram"))
             .expect_err("ambiguous");
         assert!(err.to_string().contains("appears twice"), "{err}");
         assert!(
-            engine
-                .hooks_status("/usr/bin/engram hook user-prompt-submit")
-                .is_err(),
+            engine.hooks_status(Path::new("/usr/bin/engram")).is_err(),
             "status must not claim anything about an ambiguous file"
         );
         assert_eq!(
@@ -741,7 +852,7 @@ mod tests {
         fs::write(&settings, "{\"theme\": \"dark\"}\n").expect("seed");
         fs::set_permissions(&settings, fs::Permissions::from_mode(0o444)).expect("chmod");
         let err = engine
-            .install_hooks("/usr/bin/engram hook user-prompt-submit")
+            .install_hooks(Path::new("/usr/bin/engram"))
             .expect_err("read-only");
         assert!(err.to_string().contains("read-only"), "{err}");
         assert_eq!(
@@ -808,7 +919,7 @@ mod tests {
     fn install_into_a_missing_file_creates_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let engine = engine(dir.path());
-        let change = engine.install_hooks(&command()).expect("install");
+        let change = engine.install_hooks(Path::new(EXE)).expect("install");
         assert_eq!(change.action, HookAction::Installed);
         assert_eq!(change.backup, None, "nothing to back up");
         let text = fs::read_to_string(engine.claude_settings_path()).expect("written");
@@ -817,21 +928,29 @@ mod tests {
             value["hooks"]["UserPromptSubmit"][0]["hooks"][0],
             json!({"type": "command", "command": command()})
         );
-        assert!(engine.hooks_status(&command()).expect("status").up_to_date);
+        assert!(
+            engine
+                .hooks_status(Path::new(EXE))
+                .expect("status")
+                .up_to_date
+        );
     }
 
     #[test]
     fn a_stale_install_path_is_updated_in_place() {
         let dir = tempfile::tempdir().expect("tempdir");
         let engine = engine(dir.path());
-        let old = prompt_hook_command(Path::new("/old/place/engram"));
-        engine.install_hooks(&old).expect("install old");
-        let status = engine.hooks_status(&command()).expect("status");
+        engine
+            .install_hooks(Path::new("/old/place/engram"))
+            .expect("install old");
+        let status = engine.hooks_status(Path::new(EXE)).expect("status");
         assert!(status.installed && !status.up_to_date);
-        let change = engine.install_hooks(&command()).expect("update");
+        let change = engine.install_hooks(Path::new(EXE)).expect("update");
         assert_eq!(change.action, HookAction::Updated);
         let text = fs::read_to_string(engine.claude_settings_path()).expect("read");
         assert_eq!(text.matches("user-prompt-submit").count(), 1, "{text}");
+        assert_eq!(text.matches("hook stop").count(), 1, "{text}");
+        assert!(!text.contains("/old/place"), "{text}");
         assert!(text.contains(EXE));
     }
 
@@ -871,7 +990,7 @@ mod tests {
             "{oops",
         ] {
             fs::write(engine.claude_settings_path(), bad).expect("seed");
-            let err = engine.install_hooks(&command()).expect_err(bad);
+            let err = engine.install_hooks(Path::new(EXE)).expect_err(bad);
             assert_eq!(err.kind(), crate::ErrorKind::Parse, "{bad}: {err}");
             assert!(err.to_string().contains("settings.json"), "{err}");
             assert_eq!(
@@ -900,7 +1019,7 @@ mod tests {
             engine.claude_settings_path(),
         )
         .expect("link");
-        engine.install_hooks(&command()).expect("install");
+        engine.install_hooks(Path::new(EXE)).expect("install");
         let link = fs::symlink_metadata(engine.claude_settings_path()).expect("stat");
         assert!(link.file_type().is_symlink(), "the link survives");
         let through = fs::read_to_string(dotfiles.join("settings.json")).expect("read");

@@ -1,0 +1,96 @@
+//! `engram extract ID|PATH [--stage|--apply]`: extracts memories from a session's messages since
+//! its cursor, as the Stop hook does after each turn. `--json` prints the change set as
+//! `engram changes show` does (plus `"status"` and `"reason"` when nothing was proposed).
+
+use memory_engine::config::DreamPolicy;
+use memory_engine::extract::{ExtractOptions, ExtractStatus};
+use memory_engine::job::CancellationToken;
+use memory_engine::Result;
+
+use super::recall::{runtime, LlmArgs};
+use super::{Context, Status};
+use crate::output::{self, Color, Style};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A session id (searched in every project) or the path of a `.jsonl` transcript
+    pub session: String,
+    /// Keep every change for review (`engram changes`), whatever the project's policy
+    #[arg(long, conflicts_with = "apply")]
+    pub stage: bool,
+    /// Apply at once, except protected changes (rewriting or deleting a user or feedback
+    /// memory), which wait for `engram changes apply`
+    #[arg(long)]
+    pub apply: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+pub fn run(context: &Context, args: Args) -> Result<Status> {
+    let path = context.engine.find_transcript(&args.session)?;
+    let options = ExtractOptions {
+        policy: if args.stage {
+            Some(DreamPolicy::Review)
+        } else if args.apply {
+            Some(DreamPolicy::Auto)
+        } else {
+            None
+        },
+        llm: args.llm.overrides()?,
+    };
+    let outcome = runtime()?.block_on(context.engine.extract_session(
+        &path,
+        &options,
+        &CancellationToken::new(),
+    ))?;
+    if context.json() {
+        match &outcome.change_set {
+            Some(set) => output::print_json(set)?,
+            None => output::print_json(&serde_json::json!({
+                "id": null,
+                "status": outcome.status,
+                "reason": outcome.reason,
+                "sessionId": outcome.session_id,
+                "files": [],
+            }))?,
+        }
+        return Ok(Status::Success);
+    }
+    let style = Style::detect();
+    let text = match (&outcome.status, &outcome.change_set) {
+        (ExtractStatus::Extracted, Some(set)) => {
+            let mut text = format!(
+                "{} ({} extractor, {} new messages)\n",
+                style.paint(Color::Bold, &set.summary),
+                outcome.extractor,
+                outcome.messages
+            );
+            for file in &set.files {
+                text.push_str(&format!(
+                    "  {:<8} {}\n",
+                    format!("{:?}", file.status).to_lowercase(),
+                    file.change.file
+                ));
+            }
+            if set.waiting() > 0 {
+                text.push_str(&format!(
+                    "{} waiting for review: engram changes show {}\n",
+                    output::plural(set.waiting(), "change"),
+                    set.id
+                ));
+            }
+            text
+        }
+        (ExtractStatus::UpToDate, _) => "nothing new since the last extraction\n".to_owned(),
+        (ExtractStatus::Nothing, _) => format!(
+            "nothing worth keeping in {} new messages\n",
+            outcome.messages
+        ),
+        (_, _) => format!(
+            "skipped: {}\n",
+            outcome.reason.as_deref().unwrap_or("nothing to do")
+        ),
+    };
+    output::print(&text);
+    Ok(Status::Success)
+}

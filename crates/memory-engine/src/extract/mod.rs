@@ -1,0 +1,550 @@
+//! Memory extraction after a turn (`FORMATS.md` §7): what a session said that is worth keeping
+//! across sessions becomes topic files and index lines in the project's memory dir.
+//!
+//! Contract:
+//! - Only the messages since the session's cursor are read. The cursor (the last processed
+//!   message's uuid) lives in Engram's data dir (`<engram home>/extract/<session>.json`), never in
+//!   `~/.claude`, and advances only when a run succeeds (or is skipped on purpose).
+//! - Skipped, cursor advanced: when the main agent itself wrote inside the memory dir since the
+//!   cursor (two writers must not race on one file: the user asked it to remember, it did), and
+//!   when the new messages carry no prose (only tool output, code, JSON).
+//! - With a model: a confined agent run (at most [`MAX_TURNS`] turns; read anywhere in the memory
+//!   dir, write only inside it) following the two-step protocol, merging into existing files.
+//!   Offline: the rule-based extractor of [`offline`] — explicit statements only.
+//! - Every write becomes a change set. By default it is applied at once as actor `extract` (new
+//!   memories and additions wait for no one), except protected changes — rewriting or deleting
+//!   an existing `user`/`feedback` memory — which wait for review; the project setting
+//!   `[extract.projects."<name>"] policy = "review"` (or `--stage`) stages everything.
+//! - One extraction per session at a time (an exclusive lock per session in the data dir).
+
+pub mod offline;
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent_loop::{run_agent, AgentOptions, FinishReason};
+use crate::changeset::ChangeSet;
+use crate::config::{DreamPolicy, LlmOverrides};
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::job::CancellationToken;
+use crate::memdir::RememberRequest;
+use crate::scan::manifest_line;
+use crate::staging::{ChangeSource, StagedChangeSet};
+use crate::transcript::{Message, Transcript};
+
+/// Model calls an extraction makes at most (Claude Code's `maxTurns: 5`).
+pub const MAX_TURNS: usize = 5;
+/// Characters of new conversation handed to the model at most: the end of it, where the turn is.
+const MAX_CONVERSATION_CHARS: usize = 60_000;
+
+/// How to run an extraction.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractOptions {
+    /// Override the project's policy: `Review` stages everything, `Auto` applies all but
+    /// protected changes.
+    pub policy: Option<DreamPolicy>,
+    /// The model (`--provider`); default: `config.toml`'s, offline when none.
+    pub llm: LlmOverrides,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ExtractStatus {
+    /// Changes were proposed (see the change set).
+    Extracted,
+    /// Ran, and found nothing worth keeping.
+    Nothing,
+    /// Not run on purpose; the cursor advanced (see `reason`).
+    Skipped,
+    /// No new messages since the cursor.
+    UpToDate,
+}
+
+/// What an extraction did (`engram extract --json` prints the change set; this adds the rest).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtractOutcome {
+    pub session_id: String,
+    pub status: ExtractStatus,
+    pub reason: Option<String>,
+    /// Messages read since the cursor.
+    pub messages: usize,
+    pub memory_dir: PathBuf,
+    /// The change set, as it stands after landing (applied files, files waiting).
+    pub change_set: Option<StagedChangeSet>,
+    /// `model` or `offline`.
+    pub extractor: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Cursor {
+    last_uuid: Option<String>,
+}
+
+/// Who wrote what in a turn: the Claude Code tools that change a file.
+const WRITE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+impl Engine {
+    fn extract_dir(&self) -> PathBuf {
+        self.engram_home().join("extract")
+    }
+
+    fn cursor_path(&self, session: &str) -> PathBuf {
+        self.extract_dir()
+            .join(format!("{}.json", crate::recall::session_dir_name(session)))
+    }
+
+    fn read_cursor(&self, session: &str) -> Cursor {
+        disk::read_text(&self.cursor_path(session))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default()
+    }
+
+    fn write_cursor(&self, session: &str, last_uuid: Option<&str>) -> Result<()> {
+        let cursor = Cursor {
+            last_uuid: last_uuid.map(str::to_owned),
+        };
+        let json = serde_json::to_vec(&cursor)
+            .map_err(|e| Error::InvalidInput(format!("cannot encode cursor: {e}")))?;
+        disk::atomic_write(&self.cursor_path(session), &json)
+    }
+
+    /// The extraction policy of `project` (a name under `<claude home>/projects/`): `auto`
+    /// unless the user chose `review`.
+    pub fn extract_policy(&self, project: &str) -> DreamPolicy {
+        self.load_config()
+            .ok()
+            .and_then(|c| c.extract.projects.get(project).and_then(|p| p.policy))
+            .unwrap_or(DreamPolicy::Auto)
+    }
+
+    /// Extracts memories from the transcript at `path` (see the module contract).
+    pub async fn extract_session(
+        &self,
+        path: &Path,
+        options: &ExtractOptions,
+        cancel: &CancellationToken,
+    ) -> Result<ExtractOutcome> {
+        let engine = self.clone();
+        let (path_c, options_c) = (path.to_path_buf(), options.clone());
+        let prepared =
+            tokio::task::spawn_blocking(move || engine.prepare_extract(&path_c, &options_c))
+                .await
+                .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??;
+        let Prepared {
+            session,
+            project,
+            memory_dir,
+            new_messages,
+            last_uuid,
+            client,
+            policy,
+            _lock,
+        } = match prepared {
+            Ready::Done(outcome) => return Ok(*outcome),
+            Ready::Go(prepared) => *prepared,
+        };
+        let outcome =
+            |status, reason: Option<String>, change_set, extractor: &str| ExtractOutcome {
+                session_id: session.clone(),
+                status,
+                reason,
+                messages: new_messages.len(),
+                memory_dir: memory_dir.clone(),
+                change_set,
+                extractor: extractor.to_owned(),
+            };
+        let extractor = if client.is_some() { "model" } else { "offline" };
+        let set = match &client {
+            Some(client) => {
+                let dir = self.memory_dir(&memory_dir);
+                let task = {
+                    let dir = dir.clone();
+                    let messages = new_messages.clone();
+                    tokio::task::spawn_blocking(move || brief(&dir, &messages))
+                        .await
+                        .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??
+                };
+                fs::create_dir_all(&memory_dir).at(&memory_dir)?;
+                let agent = AgentOptions {
+                    system: system_prompt(),
+                    task,
+                    max_turns: MAX_TURNS,
+                    max_tokens: 4096,
+                    reason: "extract".to_owned(),
+                    transcripts: Vec::new(),
+                    token_budget: None,
+                };
+                let run = run_agent(client.as_ref(), &memory_dir, &agent, cancel, |_| {}).await?;
+                if run.finish == FinishReason::TokenBudget {
+                    return Err(Error::InvalidInput(
+                        "extraction spent its token budget".into(),
+                    ));
+                }
+                run.changes
+            }
+            None => {
+                let dir = self.memory_dir(&memory_dir);
+                let messages = new_messages.clone();
+                tokio::task::spawn_blocking(move || plan_offline(&dir, &messages))
+                    .await
+                    .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??
+            }
+        };
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if set.is_empty() {
+            self.write_cursor(&session, last_uuid.as_deref())?;
+            return Ok(outcome(ExtractStatus::Nothing, None, None, extractor));
+        }
+        let summary = format!(
+            "extracted from session {}: {}",
+            short(&session),
+            set.summary()
+        );
+        let staged =
+            self.stage_change_set(&set, ChangeSource::Extract, &project, &summary, None)?;
+        let staged = if policy == DreamPolicy::Auto {
+            self.apply_staged(&staged.id, &[], false)?
+        } else {
+            staged
+        };
+        self.write_cursor(&session, last_uuid.as_deref())?;
+        Ok(outcome(
+            ExtractStatus::Extracted,
+            None,
+            Some(staged),
+            extractor,
+        ))
+    }
+
+    fn prepare_extract(&self, path: &Path, options: &ExtractOptions) -> Result<Ready> {
+        let transcript = Transcript::open(path)?;
+        let session = transcript
+            .session_id
+            .clone()
+            .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .ok_or_else(|| Error::InvalidInput(format!("{}: no session id", path.display())))?;
+        let cwd = transcript.cwd.clone().map(PathBuf::from).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "{}: no entry names the working directory (cwd)",
+                path.display()
+            ))
+        })?;
+        let memory_dir = self.resolve_memory_dir(&cwd)?.memory_dir;
+        let project = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock = self.lock_session_extract(&session)?;
+        let messages: Vec<Message> = transcript.messages()?.collect::<Result<_>>()?;
+        let cursor = self.read_cursor(&session);
+        let start = cursor
+            .last_uuid
+            .as_deref()
+            .and_then(|uuid| messages.iter().position(|m| m.uuid == uuid))
+            .map_or(0, |at| at + 1);
+        let new_messages: Vec<Message> = messages[start..].to_vec();
+        let last_uuid = messages.last().map(|m| m.uuid.clone());
+        let done = |status, reason: Option<&str>, extractor: &str| {
+            Ok(Ready::Done(Box::new(ExtractOutcome {
+                session_id: session.clone(),
+                status,
+                reason: reason.map(str::to_owned),
+                messages: new_messages.len(),
+                memory_dir: memory_dir.clone(),
+                change_set: None,
+                extractor: extractor.to_owned(),
+            })))
+        };
+        if new_messages.is_empty() {
+            return done(ExtractStatus::UpToDate, None, "none");
+        }
+        if main_agent_wrote_memory(&new_messages, &memory_dir) {
+            self.write_cursor(&session, last_uuid.as_deref())?;
+            return done(
+                ExtractStatus::Skipped,
+                Some("the main agent wrote to the memory dir itself in these messages"),
+                "none",
+            );
+        }
+        if !new_messages.iter().any(has_prose) {
+            self.write_cursor(&session, last_uuid.as_deref())?;
+            return done(
+                ExtractStatus::Skipped,
+                Some("no prose in the new messages (only tool output, code or JSON)"),
+                "none",
+            );
+        }
+        let client = self.llm_client_for(&options.llm)?.client;
+        Ok(Ready::Go(Box::new(Prepared {
+            policy: options
+                .policy
+                .unwrap_or_else(|| self.extract_policy(&project)),
+            session,
+            project,
+            memory_dir,
+            new_messages,
+            last_uuid,
+            client,
+            _lock: lock,
+        })))
+    }
+
+    /// Holds `<engram home>/extract/<session>.lock` for the run: a second extraction of the same
+    /// session (two Stop hooks in a row) gives up rather than run twice.
+    fn lock_session_extract(&self, session: &str) -> Result<fs::File> {
+        use fs4::fs_std::FileExt;
+        let dir = self.extract_dir();
+        fs::create_dir_all(&dir).at(&dir)?;
+        let path = dir.join(format!("{}.lock", crate::recall::session_dir_name(session)));
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .at(&path)?;
+        match file.try_lock_exclusive() {
+            Ok(true) => Ok(file),
+            Ok(false) => Err(Error::InvalidInput(format!(
+                "an extraction of session {session} is already running"
+            ))),
+            Err(e) => Err(Error::io(&path, e)),
+        }
+    }
+}
+
+enum Ready {
+    Done(Box<ExtractOutcome>),
+    Go(Box<Prepared>),
+}
+
+struct Prepared {
+    session: String,
+    project: String,
+    memory_dir: PathBuf,
+    new_messages: Vec<Message>,
+    last_uuid: Option<String>,
+    client: Option<std::sync::Arc<dyn crate::llm::Client>>,
+    policy: DreamPolicy,
+    _lock: fs::File,
+}
+
+fn short(session: &str) -> &str {
+    session.get(..8).unwrap_or(session)
+}
+
+/// Whether an assistant message in `messages` wrote a file inside `memory_dir` with one of
+/// Claude Code's file tools.
+fn main_agent_wrote_memory(messages: &[Message], memory_dir: &Path) -> bool {
+    let root = fs::canonicalize(memory_dir).unwrap_or_else(|_| memory_dir.to_path_buf());
+    messages
+        .iter()
+        .filter(|m| m.role == "assistant")
+        .flat_map(|m| &m.tool_uses)
+        .filter(|t| WRITE_TOOLS.contains(&t.name.as_str()))
+        .filter_map(|t| t.file_path())
+        .any(|file| {
+            let file = Path::new(file);
+            let resolved = file
+                .parent()
+                .and_then(|p| fs::canonicalize(p).ok())
+                .and_then(|p| Some(p.join(file.file_name()?)))
+                .unwrap_or_else(|| crate::paths::normalize_lexically(file));
+            resolved.starts_with(&root) || file.starts_with(memory_dir)
+        })
+}
+
+/// The prose of a message: what a person wrote or was told, without code blocks, tool output or
+/// Claude Code's own injections.
+fn prose_of(message: &Message) -> Option<String> {
+    if message.is_meta || message.is_compact_summary || !message.tool_results.is_empty() {
+        return None;
+    }
+    if message.role != "user" && message.role != "assistant" {
+        return None;
+    }
+    let text = message.text.trim();
+    if (text.starts_with('{') || text.starts_with('['))
+        && serde_json::from_str::<serde_json::Value>(text).is_ok()
+    {
+        return None;
+    }
+    let mut prose = String::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
+    Some(prose)
+}
+
+/// At least three words of letters outside code: a sentence someone could mean.
+fn has_prose(message: &Message) -> bool {
+    prose_of(message).is_some_and(|prose| {
+        prose
+            .split_whitespace()
+            .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+            .count()
+            >= 3
+    })
+}
+
+/// The offline plan: each explicit statement of the user's becomes a memory (two-step: the topic
+/// file, then its index line), merged into a close existing memory of the same type.
+fn plan_offline(dir: &crate::memdir::MemoryDir, messages: &[Message]) -> Result<ChangeSet> {
+    let mut set = ChangeSet::new(dir.root());
+    let mut existing = dir.scan(None)?;
+    for message in messages.iter().filter(|m| m.role == "user") {
+        let Some(prose) = prose_of(message) else {
+            continue;
+        };
+        for statement in offline::statements(&prose) {
+            let request = match offline::close_memory(&statement, &existing) {
+                Some(close) => {
+                    let current = set.read(&close.file)?.unwrap_or_default();
+                    let body = crate::frontmatter::parse_document(&current).body;
+                    if body.contains(&statement.text) {
+                        continue;
+                    }
+                    RememberRequest {
+                        memory_type: statement.memory_type,
+                        name: close.name.clone().unwrap_or_else(|| statement.name.clone()),
+                        description: close
+                            .description
+                            .clone()
+                            .unwrap_or_else(|| statement.text.clone()),
+                        file: Some(close.file.clone()),
+                        body: format!("{}\n- {}", body.trim_end(), statement.text),
+                    }
+                }
+                None => RememberRequest {
+                    memory_type: statement.memory_type,
+                    name: statement.name.clone(),
+                    description: statement.text.clone(),
+                    file: None,
+                    body: format!(
+                        "{}\n\n**Why:** stated by the user{}.\n",
+                        statement.text,
+                        message
+                            .timestamp
+                            .as_deref()
+                            .and_then(|t| t.get(..10))
+                            .map(|day| format!(" on {day}"))
+                            .unwrap_or_default()
+                    ),
+                },
+            };
+            let outcome = dir.plan_remember(&request, &mut set)?;
+            if !existing.iter().any(|h| h.file == outcome.file) {
+                existing.push(crate::scan::MemoryHeader {
+                    file: outcome.file.clone(),
+                    name: Some(request.name.clone()),
+                    description: Some(request.description.clone()),
+                    memory_type: Some(request.memory_type),
+                    mtime: std::time::SystemTime::now(),
+                    age: "today".to_owned(),
+                    days: 0,
+                });
+            }
+        }
+    }
+    for change in &mut set.changes {
+        change.reason = format!("extract: {}", change.reason);
+    }
+    Ok(set)
+}
+
+/// The extraction agent's instructions (after the agent loop's preamble about its tools).
+fn system_prompt() -> String {
+    "You are the memory extractor of a coding agent. You read the latest messages of a \
+conversation and save what is worth remembering in FUTURE conversations as memory files in the \
+memory directory, indexed by MEMORY.md.
+
+You have a limited turn budget. The efficient strategy is: turn 1 — read every file you might \
+update (in parallel); turn 2 — write or edit them all (in parallel). Do not investigate or verify \
+anything further; the conversation is all you need.
+
+Saving a memory is a two-step process: Step 1 — write the memory to its own file (YAML \
+frontmatter: name, description (one line: what recall selects it by), type: user | feedback | \
+project | reference; then the memory: the rule or fact first, then **Why:** and **How to apply:**); \
+Step 2 — add a pointer to that file in MEMORY.md: one line `- [Title](file.md) — one-line hook`, \
+under ~150 characters.
+
+Rules:
+- Merge into an existing file when the memory belongs there; never create a near-duplicate.
+- user: who the person is and how they work. feedback: corrections and standing preferences \
+about how to work (\"don't…\", \"always…\"). project: facts and decisions about the project that \
+are not in the code. reference: pointers to external resources.
+- Never save: code patterns, architecture, file paths or project structure, git history or logs, \
+file trees, debugging recipes, anything already in CLAUDE.md, ephemeral task state, credentials \
+or secrets. A request to save such things is refused: save nothing for it.
+- Rewriting or deleting an existing user or feedback memory waits for the person's review: only \
+do it to merge or to correct what they contradicted.
+- When nothing is worth saving, write nothing and say so."
+        .to_owned()
+}
+
+/// The first message: the manifest of the memory dir and the new messages, compactly.
+fn brief(dir: &crate::memdir::MemoryDir, messages: &[Message]) -> Result<String> {
+    let mut out = String::from("## Existing memories (newest first)\n");
+    let headers = dir.scan(None)?;
+    if headers.is_empty() {
+        out.push_str("(none yet)\n");
+    }
+    for header in &headers {
+        out.push_str(&manifest_line(header));
+        out.push('\n');
+    }
+    out.push_str("\n## The latest messages of the conversation\n");
+    let mut rendered = String::new();
+    for message in messages {
+        if message.is_meta {
+            continue;
+        }
+        let _ = write!(rendered, "\n[{}] ", message.role);
+        if let Some(prose) = prose_of(message) {
+            rendered.push_str(prose.trim());
+        }
+        for tool in &message.tool_uses {
+            let _ = write!(rendered, "\n(tool {}", tool.name);
+            if let Some(path) = tool.file_path() {
+                let _ = write!(rendered, " {path}");
+            }
+            rendered.push(')');
+        }
+        if !message.tool_results.is_empty() {
+            rendered.push_str("(tool output omitted)");
+        }
+        rendered.push('\n');
+    }
+    // The end of the conversation is the turn being extracted: keep it when cutting.
+    if rendered.len() > MAX_CONVERSATION_CHARS {
+        let mut cut = rendered.len() - MAX_CONVERSATION_CHARS;
+        while !rendered.is_char_boundary(cut) {
+            cut += 1;
+        }
+        rendered = format!("(earlier messages omitted)\n{}", &rendered[cut..]);
+    }
+    out.push_str(&rendered);
+    out.push_str("\nSave what is worth remembering, following the rules.");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+use super::*;
+use crate::environment::Environment;
+use serde_json::json;
+use std::io::Write;
+
+struct Home {
+    _tmp: tempfile::TempDir,
+    engine: Engine,
+    cwd: PathBuf,
+    transcript: PathBuf,
+}
+
+fn home() -> Home {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().to_path_buf();
+    let cwd = root.join("app");
+    fs::create_dir_all(&cwd).expect("cwd");
+    let engine = Engine::builder(Environment::empty().with("HOME", root.to_string_lossy()))
+        .claude_home(root.join(".claude"))
+        .engram_home(root.join("engram"))
+        .build();
+    let transcript = engine
+        .transcripts_dir(&cwd)
+        .join("aaaaaaaa-0000-0000-0000-000000000001.jsonl");
+    fs::create_dir_all(transcript.parent().expect("dir")).expect("projects");
+    Home {
+        _tmp: tmp,
+        engine,
+        cwd,
+        transcript,
+    }
+}
+
+impl Home {
+    fn append(&self, entries: &[serde_json::Value]) {
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.transcript)
+            .expect("open");
+        for entry in entries {
+            let mut line = serde_json::to_vec(entry).expect("json");
+            line.push(b'\n');
+            file.write_all(&line).expect("append");
+        }
+    }
+
+    fn user(&self, uuid: &str, parent: Option<&str>, text: &str) -> serde_json::Value {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "aaaaaaaa-0000-0000-0000-000000000001",
+            "cwd": self.cwd, "timestamp": "2026-11-20T10:00:00Z", "message": {"role": "user", "content": text}})
+    }
+
+    fn assistant(&self, uuid: &str, parent: &str, content: serde_json::Value) -> serde_json::Value {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "aaaaaaaa-0000-0000-0000-000000000001",
+            "cwd": self.cwd, "message": {"id": format!("m-{uuid}"), "role": "assistant", "content": content}})
+    }
+
+    fn memory_dir(&self) -> PathBuf {
+        self.engine
+            .resolve_memory_dir(&self.cwd)
+            .expect("resolve")
+            .memory_dir
+    }
+
+    fn extract(&self) -> ExtractOutcome {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime
+            .block_on(self.engine.extract_session(
+                &self.transcript,
+                &ExtractOptions {
+                    policy: None,
+                    llm: LlmOverrides {
+                        provider: Some(crate::config::ProviderKind::Offline),
+                        ..LlmOverrides::default()
+                    },
+                },
+                &CancellationToken::new(),
+            ))
+            .expect("extract")
+    }
+}
+
+#[test]
+fn a_stated_fact_becomes_a_topic_file_and_its_index_line_and_the_cursor_moves_on() {
+    let h = home();
+    h.append(&[
+        h.user(
+            "u1",
+            None,
+            "Remember that we deploy with Fly.io, never Heroku.",
+        ),
+        h.assistant("a1", "u1", json!([{"type": "text", "text": "Noted."}])),
+    ]);
+    let outcome = h.extract();
+    assert_eq!(outcome.status, ExtractStatus::Extracted, "{outcome:?}");
+    let set = outcome.change_set.expect("a change set");
+    assert_eq!(set.source, ChangeSource::Extract);
+    let dir = h.memory_dir();
+    let index = fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    let topic = fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n != "MEMORY.md")
+        .expect("topic file");
+    assert!(topic.starts_with("project_"), "{topic}");
+    assert!(index.contains(&format!("]({topic})")), "{index}");
+    let text = fs::read_to_string(dir.join(&topic)).expect("topic");
+    assert!(text.contains("Fly.io, never Heroku"), "{text}");
+    assert!(text.contains("type: project"), "{text}");
+
+    // Nothing new since: nothing to do.
+    assert_eq!(h.extract().status, ExtractStatus::UpToDate);
+    // A close statement later is merged into the same file, not a near-duplicate.
+    h.append(&[h.user(
+        "u2",
+        Some("a1"),
+        "Remember that Fly.io deploys go to staging first.",
+    )]);
+    let again = h.extract();
+    assert_eq!(again.status, ExtractStatus::Extracted, "{again:?}");
+    let files = fs::read_dir(&dir).expect("dir").count();
+    assert_eq!(files, 2, "merged, not duplicated");
+    let merged = fs::read_to_string(dir.join(&topic)).expect("topic");
+    assert!(merged.contains("staging first"), "{merged}");
+}
+
+#[test]
+fn a_turn_where_the_main_agent_wrote_memory_itself_is_skipped() {
+    let h = home();
+    let target = h.memory_dir().join("feedback_tabs.md");
+    h.append(&[
+        h.user(
+            "u1",
+            None,
+            "Remember that I always want tabs, never spaces.",
+        ),
+        h.assistant(
+            "a1",
+            "u1",
+            json!([{"type": "tool_use", "id": "t1", "name": "Write",
+            "input": {"file_path": target, "content": "---\nname: tabs\n---\n"}}]),
+        ),
+    ]);
+    let outcome = h.extract();
+    assert_eq!(outcome.status, ExtractStatus::Skipped, "{outcome:?}");
+    assert!(outcome.reason.expect("reason").contains("main agent"));
+    assert!(!h.memory_dir().exists(), "nothing written");
+    assert_eq!(
+        h.extract().status,
+        ExtractStatus::UpToDate,
+        "cursor advanced"
+    );
+}
+
+#[test]
+fn messages_without_prose_are_skipped() {
+    let h = home();
+    h.append(&[
+        h.user("u1", None, "```\nnever_call(x);\n```"),
+        h.assistant("a1", "u1", json!([{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}])),
+        json!({"type": "user", "uuid": "r1", "parentUuid": "a1", "cwd": h.cwd, "sessionId": "aaaaaaaa-0000-0000-0000-000000000001",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Remember that this is tool output"}]}}),
+    ]);
+    let outcome = h.extract();
+    assert_eq!(outcome.status, ExtractStatus::Skipped, "{outcome:?}");
+    assert!(outcome.reason.expect("reason").contains("no prose"));
+}
+
+#[test]
+fn rewriting_an_existing_feedback_memory_waits_for_review() {
+    let h = home();
+    let dir = h.memory_dir();
+    fs::create_dir_all(&dir).expect("dir");
+    fs::write(
+        dir.join("feedback_db_mocks.md"),
+        "---\nname: Database mocks\ndescription: Never mock the database in integration tests\ntype: feedback\n---\nUse the real database.\n",
+    )
+    .expect("seed");
+    fs::write(
+        dir.join("MEMORY.md"),
+        "- [Database mocks](feedback_db_mocks.md) — never mock the database\n",
+    )
+    .expect("index");
+    h.append(&[h.user(
+        "u1",
+        None,
+        "Don't mock the database in integration tests, ever.",
+    )]);
+    let outcome = h.extract();
+    let set = outcome.change_set.expect("set");
+    let waiting: Vec<&str> = set
+        .files
+        .iter()
+        .filter(|f| f.status == crate::staging::FileStatus::Pending)
+        .map(|f| f.change.file.as_str())
+        .collect();
+    assert_eq!(waiting, ["feedback_db_mocks.md"], "{set:?}");
+    assert_eq!(
+        fs::read_to_string(dir.join("feedback_db_mocks.md")).expect("read"),
+        "---\nname: Database mocks\ndescription: Never mock the database in integration tests\ntype: feedback\n---\nUse the real database.\n",
+        "the protected rewrite has not landed"
+    );
+}
