@@ -44,16 +44,20 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         &CancellationToken::new(),
     ))?;
     if context.json() {
-        match &outcome.change_set {
-            Some(set) => output::print_json(set)?,
-            None => output::print_json(&serde_json::json!({
+        let mut json = match &outcome.change_set {
+            Some(set) => serde_json::to_value(set)
+                .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?,
+            None => serde_json::json!({
                 "id": null,
                 "status": outcome.status,
                 "reason": outcome.reason,
                 "sessionId": outcome.session_id,
                 "files": [],
-            }))?,
-        }
+            }),
+        };
+        json["refused"] = serde_json::to_value(&outcome.refused)
+            .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
+        output::print_json(&json)?;
         return Ok(Status::Success);
     }
     let style = Style::detect();

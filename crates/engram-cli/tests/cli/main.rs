@@ -11,6 +11,7 @@ mod claude_code;
 mod commands;
 mod concurrency;
 mod dream;
+mod extract;
 mod history;
 mod recall_hooks;
 mod search_fix;

@@ -79,6 +79,16 @@ pub struct ExtractOutcome {
     pub change_set: Option<StagedChangeSet>,
     /// `model` or `offline`.
     pub extractor: String,
+    /// Files the extractor wrote that Engram refused to keep (what must never be saved).
+    pub refused: Vec<RefusedFile>,
+}
+
+/// A file an extraction wrote and Engram dropped, with why.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedFile {
+    pub file: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -160,9 +170,10 @@ impl Engine {
                 memory_dir: memory_dir.clone(),
                 change_set,
                 extractor: extractor.to_owned(),
+                refused: Vec::new(),
             };
         let extractor = if client.is_some() { "model" } else { "offline" };
-        let set = match &client {
+        let mut set = match &client {
             Some(client) => {
                 let dir = self.memory_dir(&memory_dir);
                 let task = {
@@ -201,9 +212,22 @@ impl Engine {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
+        let refused = drop_forbidden(&mut set)?;
         if set.is_empty() {
             self.write_cursor(&session, last_uuid.as_deref())?;
-            return Ok(outcome(ExtractStatus::Nothing, None, None, extractor));
+            let mut nothing = outcome(ExtractStatus::Nothing, None, None, extractor);
+            if !refused.is_empty() {
+                nothing.reason = Some(format!(
+                    "refused: {}",
+                    refused
+                        .iter()
+                        .map(|r| format!("{} ({})", r.file, r.reason))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            nothing.refused = refused;
+            return Ok(nothing);
         }
         let summary = format!(
             "extracted from session {}: {}",
@@ -264,6 +288,7 @@ impl Engine {
                 memory_dir: memory_dir.clone(),
                 change_set: None,
                 extractor: extractor.to_owned(),
+                refused: Vec::new(),
             })))
         };
         if new_messages.is_empty() {
@@ -362,6 +387,82 @@ fn main_agent_wrote_memory(messages: &[Message], memory_dir: &Path) -> bool {
                 .unwrap_or_else(|| crate::paths::normalize_lexically(file));
             resolved.starts_with(&root) || file.starts_with(memory_dir)
         })
+}
+
+/// What `FORMATS.md` §3 says must never be saved, recognisable from the text itself whatever the
+/// model was told: a git log, a file tree. (The rest of that list — code patterns, architecture —
+/// takes judgement, and is the prompt's job.)
+fn forbidden_content(text: &str) -> Option<&'static str> {
+    let lines = || text.lines().map(str::trim_start);
+    let commits = lines()
+        .filter(|l| {
+            l.strip_prefix("commit ").is_some_and(|rest| {
+                let sha = rest.split_whitespace().next().unwrap_or("");
+                sha.len() >= 7 && sha.chars().all(|c| c.is_ascii_hexdigit())
+            })
+        })
+        .count();
+    let authors = lines().filter(|l| l.starts_with("Author: ")).count();
+    let one_line_log = lines()
+        .filter(|l| {
+            let mut words = l.split_whitespace();
+            let sha = words.next().unwrap_or("");
+            (7..=12).contains(&sha.len())
+                && sha.chars().all(|c| c.is_ascii_hexdigit())
+                && sha.chars().any(|c| c.is_ascii_digit())
+                && words.next().is_some()
+        })
+        .count();
+    if commits >= 2 || (commits >= 1 && authors >= 1) || one_line_log >= 3 {
+        return Some("a git log is not a memory: git keeps it");
+    }
+    let tree = lines()
+        .filter(|l| l.contains("├──") || l.contains("└──") || l.starts_with("│"))
+        .count();
+    if tree >= 3 {
+        return Some("a file tree is not a memory: the files are there to look at");
+    }
+    None
+}
+
+/// Drops from `set` every topic file whose new content [`forbidden_content`] refuses, and its
+/// index line from the staged index (which is itself dropped if nothing else changed it).
+fn drop_forbidden(set: &mut ChangeSet) -> Result<Vec<RefusedFile>> {
+    let refused: Vec<RefusedFile> = set
+        .changes
+        .iter()
+        .filter(|c| !c.file.ends_with("MEMORY.md"))
+        .filter_map(|c| {
+            let body = crate::frontmatter::parse_document(c.after.as_deref()?).body;
+            Some(RefusedFile {
+                file: c.file.clone(),
+                reason: forbidden_content(&body)?.to_owned(),
+            })
+        })
+        .collect();
+    for refused_file in &refused {
+        set.unstage(&refused_file.file);
+        let (index_file, link) =
+            crate::memdir::governing_index(set.root.as_path(), &refused_file.file);
+        if let Some(Some(staged)) = set.staged_content(&index_file) {
+            let (without, removed) = crate::index::remove_entry(staged, &link);
+            if removed {
+                let before = set
+                    .changes
+                    .iter()
+                    .find(|c| c.file == index_file)
+                    .and_then(|c| c.before.clone());
+                if before.as_deref() == Some(without.as_str())
+                    || (before.is_none() && without.trim().is_empty())
+                {
+                    set.unstage(&index_file);
+                } else {
+                    set.stage_write(&index_file, without, "index")?;
+                }
+            }
+        }
+    }
+    Ok(refused)
 }
 
 /// The prose of a message: what a person wrote or was told, without code blocks, tool output or

@@ -1,0 +1,185 @@
+//! `engram extract`: memory extraction from a session's transcript, offline and with a model
+//! (the scripted loopback server speaking Anthropic's wire format).
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::{exit_code, stderr, stdout, Sandbox};
+use memory_engine::testing::{wire, Reply, ScriptedServer};
+use serde_json::{json, Value};
+
+const SESSION: &str = "cccccccc-0000-0000-0000-000000000003";
+
+/// A project with one session whose user said `prompt`; returns the transcript's path.
+fn session(s: &Sandbox, prompt: &str) -> PathBuf {
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    let dir = s
+        .home()
+        .join(".claude/projects")
+        .join(memory_engine::paths::sanitize_path(&cwd.to_string_lossy()));
+    fs::create_dir_all(&dir).expect("projects");
+    let path = dir.join(format!("{SESSION}.jsonl"));
+    let entries = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "cwd": cwd, "sessionId": SESSION,
+            "timestamp": "2026-11-21T09:00:00Z", "message": {"role": "user", "content": prompt}}),
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "cwd": cwd, "sessionId": SESSION,
+            "timestamp": "2026-11-21T09:00:05Z", "message": {"id": "m1", "role": "assistant",
+            "content": [{"type": "text", "text": "Understood, I will keep that in mind."}]}}),
+    ];
+    let text: String = entries.iter().map(|e| format!("{e}\n")).collect();
+    fs::write(&path, text).expect("transcript");
+    path
+}
+
+fn with_model(mut command: Command, server: &ScriptedServer) -> Command {
+    command
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "test-key");
+    command
+}
+
+fn extract_with_model(s: &Sandbox, server: &ScriptedServer) -> Value {
+    let out = with_model(
+        s.command(&["extract", SESSION, "--provider", "anthropic", "--json"]),
+        server,
+    )
+    .output()
+    .expect("run");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("json")
+}
+
+#[test]
+fn a_stated_preference_becomes_the_right_topic_file_and_index_line_with_a_model() {
+    let s = Sandbox::in_project("prefs").with_engram_home();
+    session(
+        &s,
+        "I prefer small focused PRs, under 300 lines each. Please keep to that.",
+    );
+    let topic = "---\nname: Small PRs\ndescription: Keep pull requests small and focused, under 300 lines\ntype: feedback\n---\n\nKeep each PR under 300 lines, one concern per PR.\n\n**Why:** the user prefers reviewing small changes.\n**How to apply:** split work into several PRs.\n";
+    let server = ScriptedServer::queue(vec![
+        Reply::json(wire::anthropic_tools(
+            &[("r1", "read", json!({"path": "MEMORY.md"}))],
+            (900, 20, 0, 0),
+        )),
+        Reply::json(wire::anthropic_tools(
+            &[
+                (
+                    "w1",
+                    "write",
+                    json!({"path": "feedback_small_prs.md", "content": topic}),
+                ),
+                (
+                    "w2",
+                    "write",
+                    json!({"path": "MEMORY.md", "content": "- [Small PRs](feedback_small_prs.md) — keep PRs under 300 lines\n"}),
+                ),
+            ],
+            (1000, 200, 0, 0),
+        )),
+        Reply::json(wire::anthropic_text(
+            "Saved the PR size preference.",
+            (1100, 10, 0, 0),
+        )),
+    ]);
+    let set = extract_with_model(&s, &server);
+    assert_eq!(set["source"], "extract", "{set}");
+    let statuses: Vec<(String, String)> = set["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().expect("file").to_owned(),
+                f["status"].as_str().expect("status").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("feedback_small_prs.md".to_owned(), "applied".to_owned()),
+            ("MEMORY.md".to_owned(), "applied".to_owned())
+        ],
+        "new memories are applied at once"
+    );
+    let dir = s.memory_dir();
+    assert_eq!(
+        fs::read_to_string(dir.join("feedback_small_prs.md")).expect("topic"),
+        topic
+    );
+    assert!(fs::read_to_string(dir.join("MEMORY.md"))
+        .expect("index")
+        .contains("[Small PRs](feedback_small_prs.md)"));
+    // The model was given the conversation and the rules.
+    let first: Value = serde_json::from_str(&server.requests()[0].body).expect("request");
+    assert!(first["messages"][0]["content"]
+        .to_string()
+        .contains("small focused PRs"));
+    assert!(first["system"].to_string().contains("Never save"));
+}
+
+#[test]
+fn a_request_to_save_a_git_log_or_a_file_tree_is_refused() {
+    let s = Sandbox::in_project("logs").with_engram_home();
+    session(
+        &s,
+        "Save this git log and the file tree of src/ to memory so you have them next time.",
+    );
+    let git_log = "---\nname: Recent commits\ndescription: The last commits\ntype: project\n---\n\ncommit 3f2a9c1d5e\nAuthor: Dev <dev@example.com>\nDate:   Mon Nov 23\n\n    Fix parser\n\ncommit 9b8c7d6e5f\nAuthor: Dev <dev@example.com>\n";
+    let tree = "---\nname: Source tree\ndescription: Layout of src\ntype: project\n---\n\nsrc/\n├── main.rs\n├── lib.rs\n└── parser/\n    └── mod.rs\n";
+    let server = ScriptedServer::queue(vec![
+        Reply::json(wire::anthropic_tools(
+            &[
+                (
+                    "w1",
+                    "write",
+                    json!({"path": "project_git_log.md", "content": git_log}),
+                ),
+                (
+                    "w2",
+                    "write",
+                    json!({"path": "project_src_tree.md", "content": tree}),
+                ),
+                (
+                    "w3",
+                    "write",
+                    json!({"path": "MEMORY.md", "content": "- [Recent commits](project_git_log.md) — the last commits\n- [Source tree](project_src_tree.md) — layout of src\n"}),
+                ),
+            ],
+            (1000, 200, 0, 0),
+        )),
+        Reply::json(wire::anthropic_text("Saved both.", (1100, 10, 0, 0))),
+    ]);
+    let outcome = extract_with_model(&s, &server);
+    assert_eq!(outcome["status"], "nothing", "{outcome}");
+    assert!(
+        outcome["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("git log") && r.contains("file tree")),
+        "{outcome}"
+    );
+    let written = fs::read_dir(s.memory_dir()).map_or(0, |d| d.count());
+    assert_eq!(written, 0, "nothing was written");
+}
+
+#[test]
+fn offline_extraction_stages_with_stage_and_reports_nothing_new_after() {
+    let s = Sandbox::in_project("offline").with_engram_home();
+    session(
+        &s,
+        "Remember that the staging database is reset every Monday.",
+    );
+    let set = s.json(&["extract", SESSION, "--stage"]);
+    assert_eq!(set["status"], "pending", "{set}");
+    assert!(
+        !s.memory_dir().join("MEMORY.md").exists(),
+        "staged, not applied"
+    );
+    let listed = s.json(&["changes", "list"]);
+    assert!(listed.to_string().contains(set["id"].as_str().expect("id")));
+    let again = s.json(&["extract", SESSION]);
+    assert_eq!(again["status"], "upToDate", "{again}");
+    assert_eq!(again["files"], json!([]));
+}
