@@ -43,6 +43,9 @@ const COMMANDS: &[&str] = &[
     "reject_changes",
     "undo_changes",
     "change_conflict",
+    "list_sessions",
+    "read_transcript",
+    "extract_session",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -47,6 +47,10 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::dream::DreamEvent::export_all_to(dir)?;
     engine::config::DreamPolicy::export_all_to(dir)?;
     engine::staging::StagedChangeSet::export_all_to(dir)?;
+    // Sessions tab (issue #10).
+    engine::transcript::SessionSummary::export_all_to(dir)?;
+    engine::transcript::TranscriptPage::export_all_to(dir)?;
+    engine::extract::ExtractOutcome::export_all_to(dir)?;
     export_rules(dir)
 }
 

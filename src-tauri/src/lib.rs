@@ -72,6 +72,9 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::changes::reject_changes,
         commands::changes::undo_changes,
         commands::changes::change_conflict,
+        commands::sessions::list_sessions,
+        commands::sessions::read_transcript,
+        commands::sessions::extract_session,
     ])
 }
 

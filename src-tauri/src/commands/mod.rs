@@ -17,6 +17,7 @@ pub mod home;
 pub mod memory;
 pub mod projects;
 pub mod recall;
+pub mod sessions;
 pub mod settings;
 #[cfg(test)]
 pub(crate) mod test_shell;

@@ -22,6 +22,7 @@ import { homeCommands } from "./home";
 import { memoryCommands } from "./memory";
 import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
+import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
 import { watchCommands } from "./watch";
 
@@ -157,6 +158,7 @@ describe("the ipc files and the shell's commands", () => {
       recallCommands,
       dreamsCommands,
       changesCommands,
+      sessionsCommands,
     ];
     const names = areas.flatMap((area) => Object.keys(area));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);

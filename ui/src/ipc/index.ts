@@ -21,6 +21,7 @@ import { homeCommands } from "./home";
 import { memoryCommands } from "./memory";
 import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
+import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
 import { watchCommands } from "./watch";
 
@@ -74,6 +75,15 @@ export type { DreamTask } from "./bindings/DreamTask";
 export type { FileStatus } from "./bindings/FileStatus";
 export type { StagedChangeSet } from "./bindings/StagedChangeSet";
 export type { StagedFile } from "./bindings/StagedFile";
+export type { ChangeSource } from "./bindings/ChangeSource";
+export type { Branch } from "./bindings/Branch";
+export type { Compaction } from "./bindings/Compaction";
+export type { ExtractOutcome } from "./bindings/ExtractOutcome";
+export type { Message } from "./bindings/Message";
+export type { SessionSummary } from "./bindings/SessionSummary";
+export type { ToolResult } from "./bindings/ToolResult";
+export type { ToolUse } from "./bindings/ToolUse";
+export type { TranscriptPage } from "./bindings/TranscriptPage";
 
 /** A project is named by its directory under `<claude home>/projects/` (`ProjectSummary.name`). */
 export const commands = {
@@ -88,6 +98,7 @@ export const commands = {
   ...recallCommands,
   ...dreamsCommands,
   ...changesCommands,
+  ...sessionsCommands,
 };
 
 export const events = {

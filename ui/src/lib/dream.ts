@@ -2,6 +2,7 @@
 // wording is tested without a DOM.
 
 import type {
+  ChangeSource,
   DreamSettings,
   DreamStatus,
   DreamTask,
@@ -140,3 +141,11 @@ export function waitingByProject(sets: StagedChangeSet[]): Map<string, number> {
 export function waitingText(count: number): string {
   return `${countOf(count, "change", "changes")} to review`;
 }
+
+/** Who produced a change set, as a phrase after "From". */
+export const SOURCE_LABELS: Record<ChangeSource, string> = {
+  dream: "a dream",
+  extract: "an extraction",
+  snapshot: "a snapshot merge",
+  "claude-dream": "Claude Code's own dream",
+};

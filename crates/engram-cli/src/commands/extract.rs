@@ -22,6 +22,9 @@ pub struct Args {
     /// memory), which wait for `engram changes apply`
     #[arg(long)]
     pub apply: bool,
+    /// Read the whole session, not only the messages since the last extraction
+    #[arg(long)]
+    pub all: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -37,6 +40,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             None
         },
         llm: args.llm.overrides()?,
+        from_start: args.all,
     };
     let outcome = runtime()?.block_on(context.engine.extract_session(
         &path,

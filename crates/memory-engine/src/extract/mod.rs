@@ -50,8 +50,12 @@ pub struct ExtractOptions {
     pub policy: Option<DreamPolicy>,
     /// The model (`--provider`); default: `config.toml`'s, offline when none.
     pub llm: LlmOverrides,
+    /// Read the whole session, not only what came after the cursor (someone asked for it
+    /// explicitly; the cursor still advances).
+    pub from_start: bool,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExtractStatus {
@@ -66,6 +70,7 @@ pub enum ExtractStatus {
 }
 
 /// What an extraction did (`engram extract --json` prints the change set; this adds the rest).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExtractOutcome {
@@ -84,6 +89,7 @@ pub struct ExtractOutcome {
 }
 
 /// A file an extraction wrote and Engram dropped, with why.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusedFile {
@@ -275,6 +281,7 @@ impl Engine {
         let start = cursor
             .last_uuid
             .as_deref()
+            .filter(|_| !options.from_start)
             .and_then(|uuid| messages.iter().position(|m| m.uuid == uuid))
             .map_or(0, |at| at + 1);
         let new_messages: Vec<Message> = messages[start..].to_vec();

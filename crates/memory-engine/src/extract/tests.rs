@@ -76,6 +76,7 @@ impl Home {
                         provider: Some(crate::config::ProviderKind::Offline),
                         ..LlmOverrides::default()
                     },
+                    from_start: false,
                 },
                 &CancellationToken::new(),
             ))

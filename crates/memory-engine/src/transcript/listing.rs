@@ -106,6 +106,20 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// The transcript of session `id` in project `project` (both plain names, as listed): the
+    /// app's way in, which can reach no other file.
+    pub fn project_session_transcript(&self, project: &str, id: &str) -> Result<PathBuf> {
+        let path = self
+            .project_transcripts_dir_of(checked_name(project)?)
+            .join(format!("{}.jsonl", checked_name(id)?));
+        if !path.is_file() {
+            return Err(Error::NotFound(path));
+        }
+        Ok(path)
+    }
+}
+
 /// What [`Engine::list_sessions`] found.
 #[derive(Debug, Default)]
 pub struct SessionListing {

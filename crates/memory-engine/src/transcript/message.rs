@@ -26,7 +26,6 @@ pub struct Message {
     // Additions to the documented shape.
     pub tool_results: Vec<ToolResult>,
     /// Thinking blocks, joined (hidden by default in the app).
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub thinking: String,
     /// Claude Code's own context injections (`isMeta`): not something the user typed.
     pub is_meta: bool,
@@ -35,7 +34,8 @@ pub struct Message {
     /// The line it starts on.
     pub line: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub usage: Option<MessageUsage>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -70,14 +70,14 @@ pub struct ToolResult {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Usage {
+pub struct MessageUsage {
     pub input_tokens: u32,
     pub output_tokens: u32,
     pub cache_creation_input_tokens: u32,
     pub cache_read_input_tokens: u32,
 }
 
-impl Usage {
+impl MessageUsage {
     /// The context size this message saw and produced, counted as Claude Code's autocompact does
     /// (input + output + cache tokens).
     pub fn context_tokens(&self) -> u64 {
@@ -241,7 +241,7 @@ fn to_message(entry: &Value, node: &Node, segment: usize) -> Message {
     }
     out.usage = message.get("usage").map(|usage| {
         let field = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0) as u32;
-        Usage {
+        MessageUsage {
             input_tokens: field("input_tokens"),
             output_tokens: field("output_tokens"),
             cache_creation_input_tokens: field("cache_creation_input_tokens"),

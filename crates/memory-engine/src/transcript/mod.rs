@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 pub use entry::CompactMetadata;
 pub use lines::{Line, LineReader, MAX_LINE_BYTES};
 pub use listing::{SessionListing, SessionSummary, LISTING_FULL_READ_BYTES};
-pub use message::{Message, Messages, ToolResult, ToolUse, Usage};
+pub use message::{Message, MessageUsage, Messages, ToolResult, ToolUse};
 
 use entry::{parse_head, ContentSummary, EntryHead, Nullable};
 
@@ -290,6 +290,51 @@ impl Transcript {
             .collect();
         found.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
         found
+    }
+}
+
+/// A window of a transcript's messages, for a reader that pages through a long session.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptPage {
+    pub session_id: Option<String>,
+    pub title: Option<String>,
+    pub file: PathBuf,
+    /// Messages in the whole chain.
+    pub total: usize,
+    /// Index of the first message of `messages` in the chain.
+    pub offset: usize,
+    pub messages: Vec<Message>,
+    pub compactions: Vec<Compaction>,
+    pub branches: Vec<Branch>,
+    pub skipped_lines: Vec<SkippedLine>,
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
+    pub unknown_types: BTreeMap<String, usize>,
+    pub subagents: Vec<Subagent>,
+}
+
+impl Transcript {
+    /// Messages `offset..offset + limit` of the chain, with the transcript's facts.
+    pub fn page(&self, offset: usize, limit: usize) -> Result<TranscriptPage> {
+        let messages = self
+            .messages()?
+            .skip(offset)
+            .take(limit)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(TranscriptPage {
+            session_id: self.session_id.clone(),
+            title: self.title(),
+            file: self.path.clone(),
+            total: self.message_count(),
+            offset,
+            messages,
+            compactions: self.compactions.clone(),
+            branches: self.branches.clone(),
+            skipped_lines: self.skipped_lines.clone(),
+            unknown_types: self.unknown_types.clone(),
+            subagents: self.subagents(),
+        })
     }
 }
 

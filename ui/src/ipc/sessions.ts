@@ -1,0 +1,18 @@
+// src-tauri/src/commands/sessions.rs: a project's Claude Code sessions, a page of a transcript,
+// and extracting memories from a session (staged for review).
+
+import type { ExtractOutcome } from "./bindings/ExtractOutcome";
+import type { SessionSummary } from "./bindings/SessionSummary";
+import type { TranscriptPage } from "./bindings/TranscriptPage";
+import { call } from "./call";
+
+export const sessionsCommands = {
+  /** Most recently active first. */
+  listSessions: (project: string) => call<SessionSummary[]>("list_sessions", { project }),
+  /** Messages `offset..offset + limit` of the session's conversation. */
+  readTranscript: (project: string, session: string, offset: number, limit: number) =>
+    call<TranscriptPage>("read_transcript", { project, session, offset, limit }),
+  /** The whole session, staged as a change set for the review screen. */
+  extractSession: (project: string, session: string) =>
+    call<ExtractOutcome>("extract_session", { project, session }),
+};
