@@ -74,6 +74,8 @@ enum Command {
     Transcript(commands::transcript::Args),
     /// Extract memories from a session's new messages, as the Stop hook does after each turn.
     Extract(commands::extract::Args),
+    /// List subagents' memory and their team snapshots; sync or publish a snapshot.
+    Agents(commands::agents::Args),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Sessions(args) => commands::sessions::run(&context, args),
         Command::Transcript(args) => commands::transcript::run(&context, args),
         Command::Extract(args) => commands::extract::run(&context, args),
+        Command::Agents(args) => commands::agents::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

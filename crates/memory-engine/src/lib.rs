@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod agent_loop;
+pub mod agent_memory;
 pub mod bm25;
 pub mod changeset;
 pub mod clock;

@@ -118,6 +118,22 @@ pub struct StagedChangeSet {
     /// The run that produced it (a dream's task id), when there was one.
     pub task_id: Option<String>,
     pub files: Vec<StagedFile>,
+    /// A snapshot merge's marker, written once no file waits any more (every file decided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub marker: Option<SyncMarker>,
+}
+
+/// The `.snapshot-synced.json` a snapshot merge writes when it is decided (`FORMATS.md` §1).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncMarker {
+    pub path: PathBuf,
+    pub synced_from: String,
+    /// Written already.
+    #[serde(default)]
+    pub written: bool,
 }
 
 impl StagedChangeSet {
@@ -196,6 +212,7 @@ impl Engine {
             status: SetStatus::Pending,
             summary: summary.to_owned(),
             task_id: task_id.map(str::to_owned),
+            marker: None,
             files: set
                 .changes
                 .iter()
@@ -313,6 +330,21 @@ impl Engine {
             }
         }
         staged.refresh_status();
+        write_marker_when_decided(&mut staged)?;
+        self.save_staged(&staged)?;
+        Ok(staged)
+    }
+
+    /// Attaches a snapshot merge's marker to set `id` (see [`StagedChangeSet::marker`]).
+    pub(crate) fn attach_sync_marker(
+        &self,
+        id: &str,
+        marker: SyncMarker,
+    ) -> Result<StagedChangeSet> {
+        let _lock = self.lock_staging()?;
+        let mut staged = self.staged_change_set(id)?;
+        staged.marker = Some(marker);
+        write_marker_when_decided(&mut staged)?;
         self.save_staged(&staged)?;
         Ok(staged)
     }
@@ -334,6 +366,7 @@ impl Engine {
             }
         }
         staged.refresh_status();
+        write_marker_when_decided(&mut staged)?;
         self.save_staged(&staged)?;
         Ok(staged)
     }
@@ -431,6 +464,7 @@ impl Engine {
                 .to_owned(),
             task_id: Some(key.to_owned()),
             files: Vec::new(),
+            marker: None,
         };
         self.save_staged(&staged)?;
         Ok(staged.id)
@@ -521,6 +555,19 @@ pub(crate) struct ObservedChange {
 fn read_staged(path: &Path) -> Result<StagedChangeSet> {
     let text = disk::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| Error::parse(path, Some(e.line()), e.to_string()))
+}
+
+/// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
+/// has decided every file, so the snapshot counts as merged (rejected files included — that was
+/// their decision) and Claude Code stops prompting for it.
+fn write_marker_when_decided(staged: &mut StagedChangeSet) -> Result<()> {
+    let decided = staged.waiting() == 0;
+    if let Some(marker) = staged.marker.as_mut().filter(|m| !m.written && decided) {
+        let json = serde_json::json!({ "syncedFrom": marker.synced_from }).to_string();
+        disk::atomic_write(&marker.path, json.as_bytes())?;
+        marker.written = true;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

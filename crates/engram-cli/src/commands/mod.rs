@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and what they share: the global flags and the [`Context`]
 //! that turns them into an engine and a memory dir.
 
+pub mod agents;
 pub mod changes;
 pub mod dream;
 pub mod extract;

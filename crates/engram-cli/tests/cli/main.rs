@@ -7,6 +7,7 @@
 
 mod support;
 
+mod agents;
 mod claude_code;
 mod commands;
 mod concurrency;

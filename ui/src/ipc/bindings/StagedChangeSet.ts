@@ -2,6 +2,7 @@
 import type { ChangeSource } from "./ChangeSource";
 import type { SetStatus } from "./SetStatus";
 import type { StagedFile } from "./StagedFile";
+import type { SyncMarker } from "./SyncMarker";
 
 /**
  * A change set waiting for review, or reviewed.
@@ -26,4 +27,8 @@ summary: string,
 /**
  * The run that produced it (a dream's task id), when there was one.
  */
-taskId: string | null, files: Array<StagedFile>, };
+taskId: string | null, files: Array<StagedFile>, 
+/**
+ * A snapshot merge's marker, written once no file waits any more (every file decided).
+ */
+marker?: SyncMarker, };

@@ -1,0 +1,493 @@
+//! Agent memory (`FORMATS.md` §1): each subagent type keeps its own memory dir — an index and
+//! topic files, exactly like a project's — in one of three scopes:
+//! user `<memory base>/agent-memory/<name>/`, project `<cwd>/.claude/agent-memory/<name>/`, local
+//! `<cwd>/.claude/agent-memory-local/<name>/` (`<name>` = the agent type with `:` → `-`). They are
+//! memory dirs: browsed, edited, linted, searched and kept in history like any other
+//! ([`crate::memdir::MemoryDir`]).
+//!
+//! **Snapshots.** A team shares an agent's memory by committing
+//! `<cwd>/.claude/agent-memory-snapshots/<agentType>/` (the files + `snapshot.json`
+//! `{"updatedAt"}`); the local dir remembers what it took in `.snapshot-synced.json`
+//! `{"syncedFrom"}`. The decision ([`SnapshotAction`]) is Claude Code's: no valid snapshot →
+//! none; no `*.md` in the agent dir → initialize; marker missing or older → prompt-update.
+//! - initialize copies the snapshot's regular files (flat; not `snapshot.json`) and writes the
+//!   marker — nothing local can be lost;
+//! - prompt-update never overwrites on its own: [`Engine::stage_snapshot_merge`] prepares a change
+//!   set, per file: only in the snapshot (added), identical (nothing), only local (kept), both
+//!   changed (three-way where history holds the content last synced: a side that did not move
+//!   takes the other; else the snapshot's version, the local one shown as the diff's before) —
+//!   reviewed file by file; the marker is written once every file is decided;
+//! - replace deletes the local `*.md` first, then copies, as Claude Code does;
+//! - publish writes local memory out as a snapshot with a new `updatedAt`, refusing files the
+//!   secret scan flags.
+//!
+//! Every write goes through a change set and history (actor `snapshot`).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::actor::Actor;
+use crate::changeset::ChangeSet;
+use crate::disk;
+use crate::engine::Engine;
+use crate::error::{Error, IoResultExt, Result};
+use crate::staging::{ChangeSource, StagedChangeSet, SyncMarker};
+
+pub const SNAPSHOT_BASE: &str = "agent-memory-snapshots";
+pub const SNAPSHOT_FILE: &str = "snapshot.json";
+pub const SYNC_MARKER: &str = ".snapshot-synced.json";
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentScope {
+    User,
+    Project,
+    Local,
+}
+
+impl std::str::FromStr for AgentScope {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<AgentScope> {
+        match text {
+            "user" => Ok(AgentScope::User),
+            "project" => Ok(AgentScope::Project),
+            "local" => Ok(AgentScope::Local),
+            other => Err(Error::InvalidInput(format!(
+                "unknown scope {other:?}: user, project or local"
+            ))),
+        }
+    }
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotAction {
+    None,
+    Initialize,
+    PromptUpdate,
+}
+
+/// One agent's memory in one scope (`engram agents --json`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentMemory {
+    pub agent_type: String,
+    pub scope: AgentScope,
+    pub dir: PathBuf,
+    /// Topic files (`*.md` but `MEMORY.md`).
+    pub files: usize,
+    pub snapshot: SnapshotAction,
+    pub snapshot_updated_at: Option<String>,
+    pub synced_from: Option<String>,
+    /// The project's working dir (project and local scopes).
+    pub project: Option<PathBuf>,
+}
+
+/// The dir name of an agent type: `:` → `-` (a plugin's `plugin:agent`).
+pub fn dir_name(agent_type: &str) -> Result<String> {
+    let name = agent_type.replace(':', "-");
+    if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Err(Error::InvalidInput(format!(
+            "{agent_type:?} is not an agent type"
+        )));
+    }
+    Ok(name)
+}
+
+fn snapshot_dir(cwd: &Path, agent_type: &str) -> Result<PathBuf> {
+    dir_name(agent_type)?; // the same checks: the type is a single path component
+    Ok(cwd.join(".claude").join(SNAPSHOT_BASE).join(agent_type))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SnapshotMeta {
+    updated_at: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Marker {
+    synced_from: String,
+}
+
+/// `snapshot.json`'s `updatedAt`, when the snapshot is valid.
+fn snapshot_updated_at(dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(dir.join(SNAPSHOT_FILE)).ok()?;
+    let meta: SnapshotMeta = serde_json::from_str(&text).ok()?;
+    chrono::DateTime::parse_from_rfc3339(&meta.updated_at).ok()?;
+    Some(meta.updated_at)
+}
+
+fn synced_from(agent_dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(agent_dir.join(SYNC_MARKER)).ok()?;
+    Some(serde_json::from_str::<Marker>(&text).ok()?.synced_from)
+}
+
+fn has_markdown(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "md"))
+    })
+}
+
+/// Claude Code's decision (see the module docs). Times compare as instants.
+pub fn snapshot_decision(
+    snapshot: &Path,
+    agent_dir: &Path,
+) -> (SnapshotAction, Option<String>, Option<String>) {
+    let Some(updated_at) = snapshot_updated_at(snapshot) else {
+        return (SnapshotAction::None, None, synced_from(agent_dir));
+    };
+    let synced = synced_from(agent_dir);
+    let action = if !has_markdown(agent_dir) {
+        SnapshotAction::Initialize
+    } else {
+        let instant = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        match synced.as_deref().and_then(instant) {
+            Some(synced_at) if instant(&updated_at).is_some_and(|u| u <= synced_at) => {
+                SnapshotAction::None
+            }
+            _ => SnapshotAction::PromptUpdate,
+        }
+    };
+    (action, Some(updated_at), synced)
+}
+
+/// The regular files directly in `dir` (flat), by name, without `snapshot.json` and the marker.
+fn flat_files(dir: &Path) -> Result<BTreeMap<String, String>> {
+    let mut files = BTreeMap::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.at(dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Symlinks and sub-dirs are not part of a snapshot: only regular files are copied.
+        if !entry.file_type().at(entry.path())?.is_file()
+            || name == SNAPSHOT_FILE
+            || name == SYNC_MARKER
+            || name.starts_with('.')
+        {
+            continue;
+        }
+        files.insert(name, disk::read_text(&entry.path())?);
+    }
+    Ok(files)
+}
+
+impl Engine {
+    /// The memory dir of `agent_type` in `scope` (`cwd`: the project, for project and local).
+    pub fn agent_memory_dir(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        cwd: &Path,
+    ) -> Result<PathBuf> {
+        let name = dir_name(agent_type)?;
+        Ok(match scope {
+            AgentScope::User => self.memory_base().join("agent-memory").join(name),
+            AgentScope::Project => cwd.join(".claude").join("agent-memory").join(name),
+            AgentScope::Local => cwd.join(".claude").join("agent-memory-local").join(name),
+        })
+    }
+
+    /// Every agent memory dir: the user scope's, and the project and local scopes' under every
+    /// known project's working dir (and `extra_projects`), plus agents that only have a snapshot
+    /// (to initialize) — sorted by agent type, then scope.
+    pub fn list_agent_memories(&self, extra_projects: &[PathBuf]) -> Result<Vec<AgentMemory>> {
+        let mut projects: Vec<PathBuf> = self
+            .list_projects()?
+            .into_iter()
+            .filter_map(|p| p.path)
+            .chain(extra_projects.iter().cloned())
+            .collect();
+        projects.sort();
+        projects.dedup();
+        let mut found = Vec::new();
+        let user_root = self.memory_base().join("agent-memory");
+        for name in subdirs(&user_root) {
+            let dir = user_root.join(&name);
+            found.push(self.describe(&name, AgentScope::User, dir, None));
+        }
+        for cwd in &projects {
+            let mut types = std::collections::BTreeSet::new();
+            for (scope, folder) in [
+                (AgentScope::Project, "agent-memory"),
+                (AgentScope::Local, "agent-memory-local"),
+            ] {
+                let root = cwd.join(".claude").join(folder);
+                for name in subdirs(&root) {
+                    types.insert(name.clone());
+                    found.push(self.describe(&name, scope, root.join(&name), Some(cwd)));
+                }
+            }
+            // A snapshot with no local memory yet: offered for initialization (project scope).
+            for agent_type in subdirs(&cwd.join(".claude").join(SNAPSHOT_BASE)) {
+                if !types.contains(&agent_type.replace(':', "-")) {
+                    if let Ok(dir) = self.agent_memory_dir(&agent_type, AgentScope::Project, cwd) {
+                        found.push(self.describe(&agent_type, AgentScope::Project, dir, Some(cwd)));
+                    }
+                }
+            }
+        }
+        found.sort_by(|a, b| {
+            (&a.agent_type, a.scope, &a.project).cmp(&(&b.agent_type, b.scope, &b.project))
+        });
+        Ok(found)
+    }
+
+    fn describe(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        dir: PathBuf,
+        cwd: Option<&PathBuf>,
+    ) -> AgentMemory {
+        let files = self
+            .memory_dir(&dir)
+            .scan(None)
+            .map(|headers| headers.len())
+            .unwrap_or(0);
+        let (snapshot, snapshot_updated_at, synced_from) = match cwd {
+            Some(cwd) => match snapshot_dir(cwd, agent_type) {
+                Ok(snapshot) => snapshot_decision(&snapshot, &dir),
+                Err(_) => (SnapshotAction::None, None, None),
+            },
+            None => (SnapshotAction::None, None, synced_from(&dir)),
+        };
+        AgentMemory {
+            agent_type: agent_type.to_owned(),
+            scope,
+            dir,
+            files,
+            snapshot,
+            snapshot_updated_at,
+            synced_from,
+            project: cwd.cloned(),
+        }
+    }
+
+    /// Copies the snapshot into an agent dir that has no `*.md` yet, then writes the marker.
+    pub fn initialize_agent_memory(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        cwd: &Path,
+    ) -> Result<AgentMemory> {
+        let dir = self.agent_memory_dir(agent_type, scope, cwd)?;
+        let snapshot = snapshot_dir(cwd, agent_type)?;
+        let (action, updated_at, _) = snapshot_decision(&snapshot, &dir);
+        let Some(updated_at) = updated_at else {
+            return Err(Error::InvalidInput(format!(
+                "{}: no valid snapshot (snapshot.json with updatedAt)",
+                snapshot.display()
+            )));
+        };
+        if action != SnapshotAction::Initialize {
+            return Err(Error::InvalidInput(format!(
+                "{}: already holds memory; merge (--merge) or replace (--replace) instead",
+                dir.display()
+            )));
+        }
+        let mut set = ChangeSet::new(&dir);
+        for (name, content) in flat_files(&snapshot)? {
+            set.stage_write(&name, content, "initialize from the team's snapshot")?;
+        }
+        fs::create_dir_all(&dir).at(&dir)?;
+        self.apply_change_set(&set, Actor::Snapshot)?
+            .first_failure()?;
+        write_marker(&dir, &updated_at)?;
+        Ok(self.describe(agent_type, scope, dir, Some(&cwd.to_path_buf())))
+    }
+
+    /// Deletes the agent dir's `*.md`, then copies the snapshot and writes the marker (Claude
+    /// Code's "replace"). Applied at once: the person chose to take the team's version whole.
+    pub fn replace_agent_memory(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        cwd: &Path,
+    ) -> Result<AgentMemory> {
+        let dir = self.agent_memory_dir(agent_type, scope, cwd)?;
+        let snapshot = snapshot_dir(cwd, agent_type)?;
+        let updated_at = snapshot_updated_at(&snapshot).ok_or_else(|| {
+            Error::InvalidInput(format!("{}: no valid snapshot", snapshot.display()))
+        })?;
+        let incoming = flat_files(&snapshot)?;
+        let mut set = ChangeSet::new(&dir);
+        for name in flat_files(&dir)?.keys() {
+            if name.ends_with(".md") && !incoming.contains_key(name) {
+                set.stage_delete(name, "replaced by the team's snapshot")?;
+            }
+        }
+        for (name, content) in incoming {
+            set.stage_write(&name, content, "replaced by the team's snapshot")?;
+        }
+        fs::create_dir_all(&dir).at(&dir)?;
+        self.apply_change_set(&set, Actor::Snapshot)?
+            .first_failure()?;
+        write_marker(&dir, &updated_at)?;
+        Ok(self.describe(agent_type, scope, dir, Some(&cwd.to_path_buf())))
+    }
+
+    /// Stages the merge of an updated snapshot into the agent dir (see the module docs); the
+    /// marker is written when the set is decided. `project` names the set in review lists.
+    pub fn stage_snapshot_merge(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        cwd: &Path,
+        project: &str,
+    ) -> Result<Option<StagedChangeSet>> {
+        let dir = self.agent_memory_dir(agent_type, scope, cwd)?;
+        let snapshot = snapshot_dir(cwd, agent_type)?;
+        let updated_at = snapshot_updated_at(&snapshot).ok_or_else(|| {
+            Error::InvalidInput(format!("{}: no valid snapshot", snapshot.display()))
+        })?;
+        let local = flat_files(&dir)?;
+        let mut set = ChangeSet::new(&dir);
+        let history = self.history(&dir, None).unwrap_or_default();
+        for (name, theirs) in flat_files(&snapshot)? {
+            match local.get(&name) {
+                None => set.stage_write(&name, theirs, "only in the snapshot: added")?,
+                Some(ours) if *ours == theirs => {}
+                Some(ours) => {
+                    // The content last synced from a snapshot, if history recorded it.
+                    // History lists newest first: the latest version the snapshot wrote.
+                    let base = history
+                        .iter()
+                        .find(|v| v.file == name && v.actor == Actor::Snapshot)
+                        .and_then(|v| self.version_content(&v.version).ok().flatten());
+                    match base {
+                        Some(base) if base == *ours => set.stage_write(
+                            &name,
+                            theirs,
+                            "only the snapshot changed since the last sync: take it",
+                        )?,
+                        Some(base) if base == theirs => {} // only local changed: keep it
+                        Some(_) => set.stage_write(
+                            &name,
+                            theirs,
+                            "both changed since the last sync: the snapshot's version (yours is the before)",
+                        )?,
+                        None => set.stage_write(
+                            &name,
+                            theirs,
+                            "both differ and no common version is known: the snapshot's version (yours is the before)",
+                        )?,
+                    }
+                }
+            }
+        }
+        let marker = SyncMarker {
+            path: dir.join(SYNC_MARKER),
+            synced_from: updated_at.clone(),
+            written: false,
+        };
+        if set.is_empty() {
+            write_marker(&dir, &updated_at)?;
+            return Ok(None);
+        }
+        let summary = format!("merge of the team's {agent_type} snapshot of {updated_at}");
+        let staged =
+            self.stage_change_set(&set, ChangeSource::Snapshot, project, &summary, None)?;
+        Ok(Some(self.attach_sync_marker(&staged.id, marker)?))
+    }
+
+    /// Writes the agent's local memory out as a snapshot for the team to commit: its `*.md` files
+    /// and `snapshot.json` with a new `updatedAt`; a file the secret scan flags is refused (and
+    /// named). Marks the local dir as synced with what it published.
+    pub fn publish_agent_memory(
+        &self,
+        agent_type: &str,
+        scope: AgentScope,
+        cwd: &Path,
+    ) -> Result<PublishReport> {
+        let dir = self.agent_memory_dir(agent_type, scope, cwd)?;
+        let snapshot = snapshot_dir(cwd, agent_type)?;
+        let files = flat_files(&dir)?;
+        if !files.keys().any(|n| n.ends_with(".md")) {
+            return Err(Error::InvalidInput(format!(
+                "{}: no memory to publish",
+                dir.display()
+            )));
+        }
+        let mut report = PublishReport {
+            snapshot: snapshot.clone(),
+            published: Vec::new(),
+            refused: Vec::new(),
+            updated_at: crate::staleness::iso_time(self.clock().now()),
+        };
+        fs::create_dir_all(&snapshot).at(&snapshot)?;
+        let mut writes = Vec::new();
+        for (name, content) in files.into_iter().filter(|(n, _)| n.ends_with(".md")) {
+            match crate::secrets::scan_secrets(&content).into_iter().next() {
+                Some(finding) => report.refused.push(RefusedSecret {
+                    file: name,
+                    rule: finding.rule.to_owned(),
+                    line: finding.line,
+                }),
+                None => {
+                    writes.push((snapshot.join(&name), content));
+                    report.published.push(name);
+                }
+            }
+        }
+        let meta = serde_json::json!({ "updatedAt": report.updated_at }).to_string();
+        writes.push((snapshot.join(SNAPSHOT_FILE), meta));
+        for (path, content) in &writes {
+            disk::atomic_write(path, content.as_bytes())?;
+        }
+        write_marker(&dir, &report.updated_at)?;
+        Ok(report)
+    }
+}
+
+/// What [`Engine::publish_agent_memory`] wrote.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishReport {
+    pub snapshot: PathBuf,
+    pub updated_at: String,
+    pub published: Vec<String>,
+    pub refused: Vec<RefusedSecret>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedSecret {
+    pub file: String,
+    pub rule: String,
+    pub line: usize,
+}
+
+fn write_marker(dir: &Path, updated_at: &str) -> Result<()> {
+    let json = serde_json::json!({ "syncedFrom": updated_at }).to_string();
+    disk::atomic_write(&dir.join(SYNC_MARKER), json.as_bytes())
+}
+
+/// The names of the directories directly under `dir` (none when it does not exist).
+fn subdirs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,245 @@
+use super::*;
+use crate::environment::Environment;
+use crate::staging::FileStatus;
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    engine: Engine,
+    cwd: PathBuf,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cwd = tmp.path().join("repo");
+    fs::create_dir_all(&cwd).expect("repo");
+    let engine = Engine::builder(Environment::empty().with("HOME", tmp.path().to_string_lossy()))
+        .claude_home(tmp.path().join(".claude"))
+        .engram_home(tmp.path().join("engram"))
+        .build();
+    Setup {
+        _tmp: tmp,
+        engine,
+        cwd,
+    }
+}
+
+impl Setup {
+    fn snapshot(&self, updated_at: &str, files: &[(&str, &str)]) {
+        let dir = self
+            .cwd
+            .join(".claude/agent-memory-snapshots/code-reviewer");
+        fs::create_dir_all(&dir).expect("snapshot dir");
+        for (name, text) in files {
+            fs::write(dir.join(name), text).expect("snapshot file");
+        }
+        fs::write(
+            dir.join(SNAPSHOT_FILE),
+            format!("{{\"updatedAt\":\"{updated_at}\"}}"),
+        )
+        .expect("meta");
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.engine
+            .agent_memory_dir("code-reviewer", AgentScope::Project, &self.cwd)
+            .expect("dir")
+    }
+
+    fn action(&self) -> SnapshotAction {
+        snapshot_decision(
+            &self
+                .cwd
+                .join(".claude/agent-memory-snapshots/code-reviewer"),
+            &self.dir(),
+        )
+        .0
+    }
+}
+
+const STYLE: &str = "---\nname: Style\ndescription: review style\ntype: feedback\n---\nBe terse.\n";
+const INDEX: &str = "- [Style](style.md) — review style\n";
+
+#[test]
+fn decisions_follow_claude_code() {
+    let s = setup();
+    assert_eq!(s.action(), SnapshotAction::None, "no snapshot");
+    s.snapshot(
+        "2026-11-01T00:00:00Z",
+        &[("style.md", STYLE), ("MEMORY.md", INDEX)],
+    );
+    assert_eq!(s.action(), SnapshotAction::Initialize, "no local *.md");
+    s.engine
+        .initialize_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("initialize");
+    assert_eq!(
+        fs::read_to_string(s.dir().join("style.md")).expect("copied"),
+        STYLE
+    );
+    assert!(
+        !s.dir().join(SNAPSHOT_FILE).exists(),
+        "snapshot.json is not copied"
+    );
+    assert_eq!(s.action(), SnapshotAction::None, "synced");
+    s.snapshot("2026-11-02T00:00:00Z", &[]);
+    assert_eq!(s.action(), SnapshotAction::PromptUpdate, "newer snapshot");
+    fs::write(s.dir().join(SYNC_MARKER), "{oops").expect("marker");
+    assert_eq!(
+        s.action(),
+        SnapshotAction::PromptUpdate,
+        "marker unreadable"
+    );
+    let listed = s
+        .engine
+        .list_agent_memories(std::slice::from_ref(&s.cwd))
+        .expect("list");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].snapshot, SnapshotAction::PromptUpdate);
+    assert_eq!(listed[0].files, 1);
+}
+
+#[test]
+fn a_merge_adds_takes_keeps_and_shows_both_changed_files_for_review() {
+    let s = setup();
+    s.snapshot(
+        "2026-11-01T00:00:00Z",
+        &[
+            ("style.md", STYLE),
+            ("tests.md", "---\nname: Tests\n---\nRun all.\n"),
+            ("MEMORY.md", INDEX),
+        ],
+    );
+    s.engine
+        .initialize_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("initialize");
+    // Locally: the style memory and the index changed; a local-only file was added.
+    let ours_style = STYLE.replace("Be terse.", "Be terse, cite lines.");
+    fs::write(s.dir().join("style.md"), &ours_style).expect("edit");
+    fs::write(s.dir().join("local.md"), "---\nname: Local\n---\nmine\n").expect("local");
+    s.engine
+        .baseline_history(&s.dir())
+        .expect("history sees the edits");
+    // The team's new snapshot: style changed too, tests changed, a new file appears.
+    let theirs_style = STYLE.replace("Be terse.", "Be kind and terse.");
+    s.snapshot(
+        "2026-11-05T00:00:00Z",
+        &[
+            ("style.md", &theirs_style),
+            ("tests.md", "---\nname: Tests\n---\nRun all, twice.\n"),
+            ("new.md", "---\nname: New\n---\nnew\n"),
+            ("MEMORY.md", INDEX),
+        ],
+    );
+    let staged = s
+        .engine
+        .stage_snapshot_merge("code-reviewer", AgentScope::Project, &s.cwd, "repo")
+        .expect("stage")
+        .expect("a set");
+    let files: Vec<(&str, &str)> = staged
+        .files
+        .iter()
+        .map(|f| (f.change.file.as_str(), f.change.reason.as_str()))
+        .collect();
+    assert!(
+        files.contains(&("new.md", "only in the snapshot: added")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|(f, r)| *f == "tests.md" && r.starts_with("only the snapshot changed")),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .any(|(f, r)| *f == "style.md" && r.starts_with("both changed")),
+        "{files:?}"
+    );
+    assert!(
+        !files
+            .iter()
+            .any(|(f, _)| *f == "local.md" || *f == "MEMORY.md"),
+        "{files:?}"
+    );
+    let style = staged
+        .files
+        .iter()
+        .find(|f| f.change.file == "style.md")
+        .expect("style");
+    assert_eq!(
+        style.change.before.as_deref(),
+        Some(ours_style.as_str()),
+        "ours is shown"
+    );
+    // Nothing lands before the review; the marker waits too.
+    assert_eq!(
+        fs::read_to_string(s.dir().join("style.md")).expect("style"),
+        ours_style
+    );
+    assert_eq!(s.action(), SnapshotAction::PromptUpdate);
+    // Accept the new file and the clean update, reject the conflict: decided → marker written.
+    s.engine
+        .apply_staged(
+            &staged.id,
+            &["new.md".to_owned(), "tests.md".to_owned()],
+            true,
+        )
+        .expect("accept");
+    assert_eq!(
+        s.action(),
+        SnapshotAction::PromptUpdate,
+        "style.md still waits"
+    );
+    let done = s
+        .engine
+        .reject_staged(&staged.id, &["style.md".to_owned()])
+        .expect("reject");
+    assert!(done.files.iter().all(|f| f.status != FileStatus::Pending));
+    assert_eq!(
+        s.action(),
+        SnapshotAction::None,
+        "marker written once decided"
+    );
+    assert_eq!(
+        fs::read_to_string(s.dir().join("style.md")).expect("kept"),
+        ours_style,
+        "nothing lost"
+    );
+    assert!(s.dir().join("local.md").exists());
+    assert!(fs::read_to_string(s.dir().join("tests.md"))
+        .expect("taken")
+        .contains("twice"));
+}
+
+#[test]
+fn replace_deletes_local_markdown_first_and_publish_refuses_secrets() {
+    let s = setup();
+    s.snapshot("2026-11-01T00:00:00Z", &[("style.md", STYLE)]);
+    fs::create_dir_all(s.dir()).expect("dir");
+    fs::write(s.dir().join("old.md"), "---\nname: Old\n---\nold\n").expect("old");
+    s.engine
+        .replace_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("replace");
+    assert!(!s.dir().join("old.md").exists());
+    assert_eq!(s.action(), SnapshotAction::None);
+
+    fs::write(
+        s.dir().join("token.md"),
+        "---\nname: Token\n---\nghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    )
+    .expect("secret");
+    let report = s
+        .engine
+        .publish_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("publish");
+    assert_eq!(report.published, ["style.md"]);
+    assert_eq!(report.refused.len(), 1);
+    assert_eq!(report.refused[0].file, "token.md");
+    let snapshot = s.cwd.join(".claude/agent-memory-snapshots/code-reviewer");
+    assert!(
+        !snapshot.join("token.md").exists(),
+        "a secret never reaches the shared snapshot"
+    );
+    assert_eq!(s.action(), SnapshotAction::None, "published = synced");
+    assert!(snapshot_updated_at(&snapshot).is_some());
+}
