@@ -76,6 +76,10 @@ enum Command {
     Extract(commands::extract::Args),
     /// List subagents' memory and their team snapshots; sync or publish a snapshot.
     Agents(commands::agents::Args),
+    /// Team memory: check a key a teammate sent.
+    Team(commands::team::Args),
+    /// Scan files for secrets (API keys, tokens, private keys).
+    Secrets(commands::secrets::Args),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +108,8 @@ fn main() -> ExitCode {
         Command::Transcript(args) => commands::transcript::run(&context, args),
         Command::Extract(args) => commands::extract::run(&context, args),
         Command::Agents(args) => commands::agents::run(&context, args),
+        Command::Team(args) => commands::team::run(&context, args),
+        Command::Secrets(args) => commands::secrets::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

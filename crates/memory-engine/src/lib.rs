@@ -41,6 +41,7 @@ pub mod secrets;
 pub mod settings;
 pub mod staging;
 pub mod staleness;
+pub mod team;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
 pub mod transcript;

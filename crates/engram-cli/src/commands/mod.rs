@@ -18,8 +18,10 @@ pub mod remember;
 pub mod revert;
 pub mod scan;
 pub mod search;
+pub mod secrets;
 pub mod sessions;
 pub mod show;
+pub mod team;
 pub mod transcript;
 pub mod r#where;
 

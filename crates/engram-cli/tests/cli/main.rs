@@ -16,3 +16,4 @@ mod extract;
 mod history;
 mod recall_hooks;
 mod search_fix;
+mod team;

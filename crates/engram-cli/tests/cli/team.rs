@@ -1,0 +1,55 @@
+//! `engram team check` and `engram secrets scan`.
+
+use std::fs;
+
+use crate::support::{exit_code, stderr, Sandbox};
+
+#[test]
+fn team_check_exits_2_naming_the_rule_and_0_for_a_safe_key() {
+    let s = Sandbox::in_project("team").with_engram_home();
+    let memory = s.root().join("mem");
+    fs::create_dir_all(memory.join("team")).expect("team");
+    let dir = memory.to_string_lossy().into_owned();
+    for (key, rule) in [
+        ("%252e%252e%252fx.md", "url-encoded-traversal"),
+        ("\u{FF0E}\u{FF0E}/x.md", "nfkc-traversal"),
+        ("../x.md", "outside-team"),
+        ("a\\b.md", "backslash"),
+        ("/etc/passwd", "absolute"),
+    ] {
+        let out = s.run(&["team", "check", key, "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 2, "{key}");
+        assert!(stderr(&out).contains(rule), "{key}: {}", stderr(&out));
+    }
+    let ok = s.run(&["team", "check", "notes/deploy.md", "--memory-dir", &dir]);
+    assert_eq!(exit_code(&ok), 0, "{}", stderr(&ok));
+}
+
+#[test]
+fn secrets_scan_reports_file_line_and_rule_and_never_modifies() {
+    let s = Sandbox::in_project("secrets").with_engram_home();
+    let dir = s.root().join("scan");
+    fs::create_dir_all(dir.join("sub")).expect("dir");
+    let leaky = "notes\nkey: sk-ant-api03-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFAA\n";
+    fs::write(dir.join("sub/leak.jsonl"), leaky).expect("leak");
+    fs::write(dir.join("clean.md"), "nothing here\n").expect("clean");
+    let found = s.json_with_code(&["secrets", "scan", &dir.to_string_lossy()], 1);
+    let rows = found.as_array().expect("array");
+    assert_eq!(rows.len(), 1, "{found}");
+    assert_eq!(rows[0]["line"], 2);
+    assert!(rows[0]["file"]
+        .as_str()
+        .expect("file")
+        .ends_with("sub/leak.jsonl"));
+    assert!(
+        rows[0]["rule"]
+            .as_str()
+            .expect("rule")
+            .contains("anthropic"),
+        "{found}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join("sub/leak.jsonl")).expect("read"),
+        leaky
+    );
+}

@@ -1,0 +1,214 @@
+//! Team memory (`<memory dir>/team/`, `FORMATS.md` §9): files that come from teammates, so every
+//! key (a relative path from someone else's machine or from the remote) is hostile until
+//! [`validate_key`] says otherwise, and nothing is written without passing it, the size cap and
+//! the secret scan. Checks fail closed and name the rule that refused.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::disk;
+use crate::error::{Error, Result};
+
+/// The most a team memory file may hold.
+pub const MAX_TEAM_FILE_BYTES: usize = 250_000;
+/// URL-decoding rounds before a key that keeps decoding is refused outright.
+const MAX_DECODE_ROUNDS: usize = 8;
+
+/// The §9 rule that refused a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyRule {
+    Empty,
+    Nul,
+    UrlEncodedTraversal,
+    NfkcTraversal,
+    Backslash,
+    Absolute,
+    OutsideTeam,
+    SymlinkOutsideTeam,
+    DanglingSymlink,
+}
+
+impl KeyRule {
+    pub fn describe(self) -> &'static str {
+        match self {
+            KeyRule::Empty => "empty key",
+            KeyRule::Nul => "contains a NUL byte",
+            KeyRule::UrlEncodedTraversal => "URL-decodes to a path with `..` or `/`",
+            KeyRule::NfkcTraversal => {
+                "Unicode NFKC normalisation turns it into a path with `..`, `/`, `\\` or NUL"
+            }
+            KeyRule::Backslash => "contains a backslash",
+            KeyRule::Absolute => "is an absolute path",
+            KeyRule::OutsideTeam => "resolves outside team/",
+            KeyRule::SymlinkOutsideTeam => "a symlink on its path leads outside team/",
+            KeyRule::DanglingSymlink => "a symlink on its path is dangling or loops",
+        }
+    }
+}
+
+/// A key [`validate_key`] refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRefused {
+    pub key: String,
+    pub rule: KeyRule,
+}
+
+impl fmt::Display for KeyRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "team key {:?} refused ({}): {}",
+            self.key,
+            serde_json::to_value(self.rule)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            self.rule.describe()
+        )
+    }
+}
+
+impl From<KeyRefused> for Error {
+    fn from(refused: KeyRefused) -> Error {
+        Error::InvalidInput(refused.to_string())
+    }
+}
+
+/// `text` with each `%XX` escape decoded (bytes that do not form UTF-8 are replaced).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|b| hex(*b)),
+            bytes.get(i + 2).and_then(|b| hex(*b)),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn traverses(text: &str) -> bool {
+    text.contains("..") || text.contains('/')
+}
+
+/// Checks `key` against every rule of `FORMATS.md` §9 for the team dir `team_root`, and returns
+/// the path it names. Fails closed: anything it cannot prove safe is refused.
+pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf, KeyRefused> {
+    let refuse = |rule| KeyRefused {
+        key: key.to_owned(),
+        rule,
+    };
+    if key.is_empty() {
+        return Err(refuse(KeyRule::Empty));
+    }
+    if key.contains('\0') {
+        return Err(refuse(KeyRule::Nul));
+    }
+    // Decoded until stable, so `%252e%252e%252f` (double-encoded) is caught like `%2e%2e%2f`.
+    let mut decoded = key.to_owned();
+    for round in 0.. {
+        let next = percent_decode(&decoded);
+        if next == decoded {
+            break;
+        }
+        if round == MAX_DECODE_ROUNDS || next.contains('\0') {
+            return Err(refuse(KeyRule::UrlEncodedTraversal));
+        }
+        decoded = next;
+    }
+    if decoded != key && (traverses(&decoded) || decoded.contains('\\')) {
+        return Err(refuse(KeyRule::UrlEncodedTraversal));
+    }
+    let normalized: String = key.nfkc().collect();
+    if normalized != key
+        && (traverses(&normalized) || normalized.contains('\\') || normalized.contains('\0'))
+    {
+        return Err(refuse(KeyRule::NfkcTraversal));
+    }
+    if key.contains('\\') {
+        return Err(refuse(KeyRule::Backslash));
+    }
+    if key.starts_with('/') || Path::new(key).is_absolute() {
+        return Err(refuse(KeyRule::Absolute));
+    }
+    // Lexically: `..` may not climb above team/.
+    let mut depth = 0usize;
+    for component in Path::new(key).components() {
+        match component {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            _ => return Err(refuse(KeyRule::OutsideTeam)),
+        }
+    }
+    if depth == 0 {
+        return Err(refuse(KeyRule::OutsideTeam));
+    }
+    let path = crate::paths::normalize_lexically(&team_root.join(key));
+    // On disk: the deepest existing ancestor (the path itself if it exists), with its symlinks
+    // resolved, must stay inside the real team/.
+    let real_team = std::fs::canonicalize(team_root).map_err(|_| refuse(KeyRule::OutsideTeam))?;
+    let mut probe = path.clone();
+    loop {
+        match std::fs::symlink_metadata(&probe) {
+            Ok(_) => {
+                let real =
+                    std::fs::canonicalize(&probe).map_err(|_| refuse(KeyRule::DanglingSymlink))?;
+                if !real.starts_with(&real_team) {
+                    return Err(refuse(KeyRule::SymlinkOutsideTeam));
+                }
+                break;
+            }
+            Err(_) => match probe.parent() {
+                Some(parent) if parent.starts_with(team_root) || parent == team_root => {
+                    probe = parent.to_path_buf()
+                }
+                _ => return Err(refuse(KeyRule::OutsideTeam)),
+            },
+        }
+    }
+    Ok(path)
+}
+
+/// Writes a teammate's file into `team_root` — key validated, at most
+/// [`MAX_TEAM_FILE_BYTES`], no secret — atomically; refused whole otherwise.
+pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<PathBuf> {
+    let path = validate_key(team_root, key)?;
+    if content.len() > MAX_TEAM_FILE_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "team file {key:?}: {} bytes is over the {MAX_TEAM_FILE_BYTES}-byte cap",
+            content.len()
+        )));
+    }
+    if let Some(secret) = crate::secrets::scan_secrets(content).first() {
+        return Err(Error::InvalidInput(format!(
+            "team file {key:?}: line {} matches secret rule {}; secrets never go into team memory",
+            secret.line, secret.rule
+        )));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        // A symlink could have appeared between the check and the write: check again.
+        validate_key(team_root, key)?;
+    }
+    disk::atomic_write(&path, content.as_bytes())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests;
