@@ -22,18 +22,21 @@ pub enum Actor {
     Extract,
     /// An agent-memory snapshot initialisation or merge.
     Snapshot,
+    /// A teammate's change, pulled through team sync.
+    Team,
     /// Claude Code's own dream: what changed while another process held `.consolidate-lock`.
     #[serde(rename = "claude-dream")]
     ClaudeDream,
 }
 
 impl Actor {
-    pub const ALL: [Actor; 6] = [
+    pub const ALL: [Actor; 7] = [
         Actor::User,
         Actor::External,
         Actor::Dream,
         Actor::Extract,
         Actor::Snapshot,
+        Actor::Team,
         Actor::ClaudeDream,
     ];
 
@@ -44,6 +47,7 @@ impl Actor {
             Actor::Dream => "dream",
             Actor::Extract => "extract",
             Actor::Snapshot => "snapshot",
+            Actor::Team => "team",
             Actor::ClaudeDream => "claude-dream",
         }
     }
@@ -64,7 +68,7 @@ impl FromStr for Actor {
             .find(|actor| actor.as_str() == s)
             .ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot or claude-dream)"
+                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot, team or claude-dream)"
                 ))
             })
     }

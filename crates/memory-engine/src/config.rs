@@ -107,6 +107,8 @@ pub struct Config {
     pub dream: DreamConfig,
     #[serde(default, skip_serializing_if = "ExtractConfig::is_empty")]
     pub extract: ExtractConfig,
+    #[serde(default, skip_serializing_if = "TeamConfig::is_empty")]
+    pub team: TeamConfig,
     /// Sections owned by other parts of Engram, kept verbatim.
     #[serde(flatten)]
     pub other: toml::Table,
@@ -167,6 +169,35 @@ impl ExtractConfig {
 pub struct ProjectExtractConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<DreamPolicy>,
+}
+
+/// `[team]`: team memory sync through git, per project.
+///
+/// ```toml
+/// [team.projects."-home-u-app"]
+/// remote = "git@github.com:acme/team-memory.git"   # or a path; a branch with `#branch`
+/// branch = "main"
+/// background_push = false   # nothing is pushed in the background unless this is on
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TeamConfig {
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub projects: std::collections::BTreeMap<String, ProjectTeamConfig>,
+}
+
+impl TeamConfig {
+    fn is_empty(&self) -> bool {
+        *self == TeamConfig::default()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectTeamConfig {
+    pub remote: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background_push: bool,
 }
 
 /// One project's dream settings, by its folder name under `<claude home>/projects/`.

@@ -35,6 +35,8 @@ pub enum ChangeSource {
     Dream,
     Extract,
     Snapshot,
+    /// Team sync: a teammate's change that met a local one (a conflict to decide).
+    Team,
     /// Claude Code's own dream, recorded as it happened (already applied; reviewable and
     /// undoable as one).
     #[serde(rename = "claude-dream")]
@@ -48,6 +50,7 @@ impl ChangeSource {
             ChangeSource::Dream => Actor::Dream,
             ChangeSource::Extract => Actor::Extract,
             ChangeSource::Snapshot => Actor::Snapshot,
+            ChangeSource::Team => Actor::Team,
             ChangeSource::ClaudeDream => Actor::ClaudeDream,
         }
     }

@@ -147,5 +147,6 @@ export const SOURCE_LABELS: Record<ChangeSource, string> = {
   dream: "a dream",
   extract: "an extraction",
   snapshot: "a snapshot merge",
+  team: "team sync",
   "claude-dream": "Claude Code's own dream",
 };

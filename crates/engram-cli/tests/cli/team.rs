@@ -53,3 +53,45 @@ fn secrets_scan_reports_file_line_and_rule_and_never_modifies() {
         leaky
     );
 }
+
+#[test]
+fn team_sync_through_a_bare_repo_reports_status_in_the_documented_shape() {
+    let s = Sandbox::in_project("sync").with_engram_home();
+    let remote = s.root().join("team.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&remote)
+        .status()
+        .expect("git");
+    assert!(ok.success());
+    let memory = s.root().join("mem");
+    fs::create_dir_all(memory.join("team")).expect("team");
+    fs::write(
+        memory.join("team/deploy.md"),
+        "---\nname: Deploy\n---\nFly.io\n",
+    )
+    .expect("file");
+    let dir = memory.to_string_lossy().into_owned();
+    s.json(&[
+        "team",
+        "remote",
+        "set",
+        &remote.to_string_lossy(),
+        "--memory-dir",
+        &dir,
+    ]);
+    let before = s.json(&["team", "status", "--memory-dir", &dir]);
+    crate::support::assert_has_keys(&before, &["remote", "ahead", "behind", "conflicts"]);
+    assert_eq!(before["ahead"], 1);
+    let pushed = s.json(&["team", "push", "--memory-dir", &dir]);
+    assert_eq!(pushed["files"], serde_json::json!(["deploy.md"]));
+    let after = s.json(&["team", "status", "--memory-dir", &dir]);
+    assert_eq!(
+        (
+            after["ahead"].as_u64(),
+            after["behind"].as_u64(),
+            after["conflicts"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0))
+    );
+}

@@ -3,6 +3,8 @@
 //! [`validate_key`] says otherwise, and nothing is written without passing it, the size cap and
 //! the secret scan. Checks fail closed and name the rule that refused.
 
+pub mod sync;
+
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
@@ -210,5 +212,7 @@ pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<Pat
     Ok(path)
 }
 
+#[cfg(test)]
+mod sync_tests;
 #[cfg(test)]
 mod tests;

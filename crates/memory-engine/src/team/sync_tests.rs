@@ -1,0 +1,204 @@
+//! Team sync against a real bare git repo on the local disk, two Engram homes acting as two
+//! teammates.
+
+use super::sync::*;
+use crate::engine::Engine;
+use crate::environment::Environment;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Mate {
+    engine: Engine,
+    memory: PathBuf,
+}
+
+impl Mate {
+    fn new(root: &Path, name: &str, remote: &Path) -> Mate {
+        let engine =
+            Engine::builder(Environment::empty().with("HOME", root.join(name).to_string_lossy()))
+                .claude_home(root.join(name).join(".claude"))
+                .engram_home(root.join(name).join("engram"))
+                .build();
+        let memory = root.join(name).join("memory");
+        fs::create_dir_all(memory.join("team")).expect("team dir");
+        engine
+            .set_team_remote("proj", &remote.to_string_lossy())
+            .expect("remote");
+        Mate { engine, memory }
+    }
+
+    fn write(&self, key: &str, text: &str) {
+        let path = self.memory.join("team").join(key);
+        fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        fs::write(path, text).expect("write");
+    }
+
+    fn read(&self, key: &str) -> Option<String> {
+        fs::read_to_string(self.memory.join("team").join(key)).ok()
+    }
+
+    fn pull(&self) -> SyncReport {
+        self.engine.team_pull("proj", &self.memory).expect("pull")
+    }
+
+    fn push(&self) -> SyncReport {
+        self.engine.team_push("proj", &self.memory).expect("push")
+    }
+
+    fn status(&self) -> TeamStatus {
+        self.engine
+            .team_status("proj", &self.memory)
+            .expect("status")
+    }
+}
+
+fn bare(root: &Path) -> PathBuf {
+    let remote = root.join("remote.git");
+    let ok = Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&remote)
+        .status()
+        .expect("git");
+    assert!(ok.success());
+    remote
+}
+
+const DEPLOY: &str = "---\nname: Deploy\ndescription: how we deploy\ntype: project\n---\nFly.io\n";
+
+#[test]
+fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    let (ada, bo) = (
+        Mate::new(tmp.path(), "ada", &remote),
+        Mate::new(tmp.path(), "bo", &remote),
+    );
+
+    // Ada shares a memory; Bo gets it.
+    ada.write("deploy.md", DEPLOY);
+    ada.write(
+        "token.md",
+        "ci token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    );
+    assert_eq!(ada.status().ahead, 2);
+    let pushed = ada.push();
+    assert_eq!(pushed.files, ["deploy.md"]);
+    assert_eq!(pushed.skipped.len(), 1, "{pushed:?}");
+    assert!(
+        pushed.skipped[0].reason.contains("secret rule"),
+        "{pushed:?}"
+    );
+    assert_eq!(bo.status().behind, 1);
+    let pulled = bo.pull();
+    assert_eq!(pulled.files, ["team/deploy.md"]);
+    assert_eq!(bo.read("deploy.md").as_deref(), Some(DEPLOY));
+    assert_eq!(
+        bo.read("token.md"),
+        None,
+        "the secret never reached the remote"
+    );
+    let history = bo
+        .engine
+        .history(&bo.memory, Some("team/deploy.md"))
+        .expect("history");
+    assert_eq!(history[0].actor, crate::actor::Actor::Team);
+
+    // Bo edits and pushes; Ada, unchanged locally, takes it.
+    bo.write(
+        "deploy.md",
+        &DEPLOY.replace("Fly.io", "Fly.io, staging first"),
+    );
+    bo.push();
+    ada.pull();
+    assert!(ada
+        .read("deploy.md")
+        .expect("deploy")
+        .contains("staging first"));
+
+    // Both edit the same file: Bo pushes first; Ada's pull stages a conflict, keeps hers.
+    bo.write("deploy.md", &DEPLOY.replace("Fly.io", "Render"));
+    bo.push();
+    let mine = DEPLOY.replace("Fly.io", "Fly.io in two regions");
+    ada.write("deploy.md", &mine);
+    let err = ada
+        .engine
+        .team_push("proj", &ada.memory)
+        .expect_err("behind");
+    assert!(err.to_string().contains("engram team pull"), "{err}");
+    assert_eq!(ada.status().conflicts, 1);
+    let pulled = ada.pull();
+    let conflicts = pulled.conflicts.expect("a staged conflict");
+    assert_eq!(conflicts.files.len(), 1);
+    assert_eq!(
+        conflicts.files[0].change.before.as_deref(),
+        Some(mine.as_str()),
+        "hers shown as before"
+    );
+    assert_eq!(
+        ada.read("deploy.md").as_deref(),
+        Some(mine.as_str()),
+        "nothing lost before review"
+    );
+    // Reviewed: she takes theirs.
+    ada.engine
+        .apply_staged(&conflicts.id, &[], true)
+        .expect("accept");
+    assert!(ada.read("deploy.md").expect("deploy").contains("Render"));
+}
+
+#[test]
+fn a_hostile_key_from_the_remote_is_refused_on_pull() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    // A teammate's clone pushes a file whose name NFKC-normalises to traversal.
+    let evil = tmp.path().join("evil");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&evil)
+            .args(args)
+            .status()
+            .expect("git");
+        assert!(ok.success(), "{args:?}");
+    };
+    fs::create_dir_all(&evil).expect("dir");
+    git(&["init", "-q", "-b", "main"]);
+    fs::write(evil.join("\u{FF0E}\u{FF0E}\u{FF0F}x.md"), "x").expect("file");
+    fs::write(evil.join("ok.md"), "fine\n").expect("file");
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=e",
+        "-c",
+        "user.email=e@e",
+        "commit",
+        "-q",
+        "-m",
+        "evil",
+    ]);
+    git(&["push", "-q", &remote.to_string_lossy(), "main"]);
+    let mate = Mate::new(tmp.path(), "cy", &remote);
+    let pulled = mate.pull();
+    assert_eq!(pulled.files, ["team/ok.md"]);
+    assert_eq!(pulled.skipped.len(), 1);
+    assert!(
+        pulled.skipped[0].reason.contains("nfkc-traversal"),
+        "{pulled:?}"
+    );
+}
+
+#[test]
+fn a_missing_remote_setting_is_a_clear_error() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let engine = Engine::builder(Environment::empty())
+        .engram_home(tmp.path().join("engram"))
+        .build();
+    let err = engine.team_pull("proj", tmp.path()).expect_err("no remote");
+    assert!(err.to_string().contains("engram team remote set"), "{err}");
+    assert_eq!(
+        parse_remote("../repo.git#team-memory").expect("spec"),
+        ("../repo.git".into(), Some("team-memory".into()))
+    );
+    assert!(parse_remote("--upload-pack=evil").is_err());
+}
