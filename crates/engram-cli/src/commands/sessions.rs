@@ -10,12 +10,73 @@ use crate::output::{self, Align, Cell, Color, Style, Table};
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<SessionsCommand>,
     /// Every project's sessions, not only the current project's
     #[arg(long)]
     pub all_projects: bool,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum SessionsCommand {
+    /// Search what was said and done across sessions
+    Search(SearchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// Words to find (all must match; "quotes" for a phrase)
+    pub query: String,
+    /// Search every project, not only the current one
+    #[arg(long)]
+    pub all_projects: bool,
+    /// At most N hits
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+}
+
+fn search(context: &Context, args: &SearchArgs) -> Result<Status> {
+    let project = if args.all_projects {
+        None
+    } else {
+        Some(context.transcripts_project()?)
+    };
+    let hits = context
+        .engine
+        .search_sessions(&args.query, project.as_deref(), args.limit)?;
+    if context.json() {
+        output::print_json(&hits)?;
+        return Ok(Status::Success);
+    }
+    if hits.is_empty() {
+        output::print("no matches\n");
+        return Ok(Status::Success);
+    }
+    let style = Style::detect();
+    let mut text = String::new();
+    for hit in &hits {
+        let when = hit
+            .timestamp
+            .as_deref()
+            .and_then(|t| t.get(..16))
+            .unwrap_or("")
+            .replace('T', " ");
+        text.push_str(&format!(
+            "{} {} {}\n  {}\n",
+            style.paint(Color::Dim, &when),
+            style.paint(Color::Bold, &hit.role),
+            style.paint(Color::Dim, &hit.session_id),
+            hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+        ));
+    }
+    output::print(&text);
+    Ok(Status::Success)
+}
+
 pub fn run(context: &Context, args: Args) -> Result<Status> {
+    if let Some(SessionsCommand::Search(search_args)) = &args.command {
+        return search(context, search_args);
+    }
     let project = if args.all_projects {
         None
     } else {

@@ -16,4 +16,5 @@ mod extract;
 mod history;
 mod recall_hooks;
 mod search_fix;
+mod sessions;
 mod team;

@@ -1,0 +1,167 @@
+//! `engram sessions`, `engram transcript` and `engram sessions search` on the genuine transcripts
+//! and on synthetic ones.
+
+use std::fs;
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::support::{assert_has_keys, exit_code, stderr, Sandbox};
+use serde_json::{json, Value};
+
+const REAL: &str = "../../../shared/fixtures/real/claude-home/projects/-path-to-Demo";
+const GENUINE: &str = "fe5e1c67-53e7-4862-81ae-d0e013e3270b";
+
+/// A sandbox whose Claude home holds the genuine transcripts under `-path-to-Demo`.
+fn with_genuine() -> (Sandbox, PathBuf) {
+    let s = Sandbox::in_project("sessions").with_engram_home();
+    let dir = s.home().join(".claude/projects/-path-to-Demo");
+    fs::create_dir_all(&dir).expect("dir");
+    for entry in fs::read_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(REAL))
+        .expect("fixtures")
+        .flatten()
+    {
+        fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+    }
+    (s, dir)
+}
+
+#[test]
+fn sessions_lists_every_transcript_in_the_documented_shape() {
+    let (s, _) = with_genuine();
+    let listed = s.json(&["sessions", "--all-projects"]);
+    let rows = listed.as_array().expect("array");
+    assert_eq!(rows.len(), 5, "{listed}");
+    for row in rows {
+        assert_has_keys(
+            row,
+            &[
+                "id",
+                "project",
+                "title",
+                "messages",
+                "firstPrompt",
+                "lastActivity",
+                "sidechain",
+                "file",
+                "bytes",
+            ],
+        );
+    }
+    let genuine = rows.iter().find(|r| r["id"] == GENUINE).expect("listed");
+    assert_eq!(
+        genuine["title"],
+        "Empty Repo Setup: CLAUDE.md Foundation Created"
+    );
+    assert_eq!(
+        genuine["firstPrompt"],
+        "/orchestrator create TODO app by Next.js"
+    );
+    assert_eq!(genuine["sidechain"], false);
+    let agents: Vec<&Value> = rows.iter().filter(|r| r["sidechain"] == true).collect();
+    assert_eq!(agents.len(), 2, "the subagent files are marked");
+    // The current project (the sandbox's) has none.
+    assert_eq!(s.json(&["sessions"]), json!([]));
+}
+
+#[test]
+fn transcript_prints_the_chain_with_skipped_lines_and_unknown_types() {
+    let (s, dir) = with_genuine();
+    let full = s.json(&["transcript", GENUINE]);
+    assert_has_keys(
+        &full,
+        &[
+            "sessionId",
+            "title",
+            "messages",
+            "compactions",
+            "branches",
+            "skippedLines",
+            "unknownTypes",
+        ],
+    );
+    let messages = full["messages"].as_array().expect("messages");
+    assert!(messages.len() > 20);
+    for message in messages {
+        assert_has_keys(
+            message,
+            &[
+                "uuid",
+                "parentUuid",
+                "role",
+                "timestamp",
+                "text",
+                "toolUses",
+                "isCompactSummary",
+            ],
+        );
+    }
+    assert_eq!(full["skippedLines"], json!([]));
+
+    // A damaged copy: an unknown type, a malformed line, a truncated last line.
+    let damaged = dir.join("damaged.jsonl");
+    fs::copy(
+        dir.join("1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"),
+        &damaged,
+    )
+    .expect("copy");
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(&damaged)
+        .expect("open");
+    writeln!(file, "{{\"type\":\"hologram\",\"x\":1}}").expect("unknown");
+    writeln!(file, "not json").expect("malformed");
+    write!(file, "{{\"type\":\"user\",\"uuid\":").expect("truncated");
+    let out = s.run(&["transcript", &damaged.to_string_lossy(), "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["unknownTypes"], json!({"hologram": 1}));
+    let skipped: Vec<u64> = v["skippedLines"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .map(|l| l["line"].as_u64().expect("line"))
+        .collect();
+    assert_eq!(skipped, [31, 32], "{v}");
+    assert!(stderr(&out).contains(":31: skipped"), "{}", stderr(&out));
+    let out = s.run(&["transcript", "no-such-session"]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("no session"), "{}", stderr(&out));
+}
+
+#[test]
+fn search_finds_prompts_and_picks_up_appends() {
+    let (s, dir) = with_genuine();
+    let hits = s.json(&["sessions", "search", "TODO app", "--all-projects"]);
+    let rows = hits.as_array().expect("array");
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_has_keys(
+            row,
+            &[
+                "sessionId",
+                "project",
+                "uuid",
+                "role",
+                "timestamp",
+                "snippet",
+            ],
+        );
+    }
+    assert_eq!(
+        s.json(&["sessions", "search", "zanzibar", "--all-projects"]),
+        json!([])
+    );
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join(format!("{GENUINE}.jsonl")))
+        .expect("open");
+    let line = json!({"type": "user", "uuid": "z1", "parentUuid": null, "sessionId": GENUINE,
+        "timestamp": "2026-11-23T10:00:00Z", "message": {"role": "user", "content": "ship it to zanzibar"}});
+    writeln!(file, "{line}").expect("append");
+    let found = s.json(&["sessions", "search", "zanzibar", "--all-projects"]);
+    assert_eq!(found[0]["uuid"], "z1", "{found}");
+    assert!(
+        s.engram_home().join("session-index").is_dir(),
+        "the index is in Engram's data dir"
+    );
+}
