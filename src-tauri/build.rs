@@ -46,6 +46,8 @@ const COMMANDS: &[&str] = &[
     "list_sessions",
     "read_transcript",
     "extract_session",
+    "session_summary",
+    "update_session_summary",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -75,6 +75,8 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::sessions::list_sessions,
         commands::sessions::read_transcript,
         commands::sessions::extract_session,
+        commands::sessions::session_summary,
+        commands::sessions::update_session_summary,
     ])
 }
 

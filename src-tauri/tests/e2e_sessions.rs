@@ -9,8 +9,8 @@
 //! `WebKitWebDriver` and `ui/dist` built). Run it with
 //! `xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p engram-app
 //! --features engram-app/custom-protocol --test e2e_sessions -- --ignored`.
-//! Screenshots land in `<target dir>/e2e-screenshots/`: sessions, sessions-thinking,
-//! sessions-review.
+//! Screenshots land in `<target dir>/e2e-screenshots/`: sessions-list, sessions,
+//! sessions-thinking, sessions-summary, sessions-review.
 
 #![cfg(unix)]
 
@@ -147,6 +147,35 @@ async fn a_session_is_read_on_screen_and_its_stated_fact_extracted_and_accepted(
     )
     .await;
     screenshot(&client, "sessions-thinking.png").await;
+
+    // The session's summary: none yet; written on request (offline here), on screen and on disk.
+    click(&client, "[data-testid='summary-tab']").await;
+    wait_until_text(&client, "[data-testid='session-summary']", "No summary yet").await;
+    click(&client, "[data-testid='write-summary']").await;
+    wait_until_text(
+        &client,
+        "[data-testid='session-summary'] pre",
+        "# Session Title",
+    )
+    .await;
+    screenshot(&client, "sessions-summary.png").await;
+    let summary = home
+        .join("projects")
+        .join(PROJECT)
+        .join(SESSION)
+        .join("session-memory/summary.md");
+    let written = fs::read_to_string(&summary).expect("summary.md");
+    assert!(
+        written.contains("Remember that we deploy with Fly.io"),
+        "{written}"
+    );
+    click_text(
+        &client,
+        "[role='radiogroup'][aria-label='Show'] button",
+        "Conversation",
+    )
+    .await;
+    wait_for(&client, "[data-testid='transcript']").await;
 
     // Extract: the stated fact is proposed, reviewed and accepted on screen, then on disk.
     click_text(&client, "button", "Extract memories from this session").await;

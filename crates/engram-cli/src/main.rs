@@ -72,6 +72,8 @@ enum Command {
     Sessions(commands::sessions::Args),
     /// Show one session's conversation as Claude Code resumes it.
     Transcript(commands::transcript::Args),
+    /// Show or update a session's rolling summary (summary.md).
+    SessionMemory(commands::session_memory::Args),
     /// Extract memories from a session's new messages, as the Stop hook does after each turn.
     Extract(commands::extract::Args),
     /// List subagents' memory and their team snapshots; sync or publish a snapshot.
@@ -106,6 +108,7 @@ fn main() -> ExitCode {
         Command::Changes(args) => commands::changes::run(&context, args),
         Command::Sessions(args) => commands::sessions::run(&context, args),
         Command::Transcript(args) => commands::transcript::run(&context, args),
+        Command::SessionMemory(args) => commands::session_memory::run(&context, args),
         Command::Extract(args) => commands::extract::run(&context, args),
         Command::Agents(args) => commands::agents::run(&context, args),
         Command::Team(args) => commands::team::run(&context, args),

@@ -38,6 +38,7 @@ pub mod render;
 pub mod scan;
 pub mod search;
 pub mod secrets;
+pub mod session_memory;
 pub mod session_search;
 pub mod settings;
 pub mod staging;

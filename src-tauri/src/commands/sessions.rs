@@ -4,6 +4,7 @@
 use memory_engine::config::DreamPolicy;
 use memory_engine::extract::{ExtractOptions, ExtractOutcome};
 use memory_engine::job::CancellationToken;
+use memory_engine::session_memory::SessionMemoryView;
 use memory_engine::transcript::{SessionSummary, Transcript, TranscriptPage};
 use tauri::State;
 
@@ -58,4 +59,40 @@ pub async fn extract_session(
     Ok(engine
         .extract_session(&path, &options, &CancellationToken::new())
         .await?)
+}
+
+/// The session's rolling summary (`summary.md`), with what is due.
+#[tauri::command]
+pub async fn session_summary(
+    state: State<'_, AppState>,
+    project: String,
+    session: String,
+) -> Result<SessionMemoryView> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        let path = engine.project_session_transcript(&project, &session)?;
+        engine.session_memory(&path)
+    })
+    .await
+}
+
+/// Writes the session's summary now (the configured model, else offline).
+#[tauri::command]
+pub async fn update_session_summary(
+    state: State<'_, AppState>,
+    project: String,
+    session: String,
+) -> Result<SessionMemoryView> {
+    let engine = state.engine().clone();
+    let path = {
+        let engine = engine.clone();
+        blocking(move || engine.project_session_transcript(&project, &session)).await?
+    };
+    let updated = engine
+        .update_session_memory(&path, &Default::default(), true, &CancellationToken::new())
+        .await?;
+    match updated {
+        Some(view) => Ok(view),
+        None => blocking(move || engine.session_memory(&path)).await,
+    }
 }

@@ -2,6 +2,7 @@
 // and extracting memories from a session (staged for review).
 
 import type { ExtractOutcome } from "./bindings/ExtractOutcome";
+import type { SessionMemoryView } from "./bindings/SessionMemoryView";
 import type { SessionSummary } from "./bindings/SessionSummary";
 import type { TranscriptPage } from "./bindings/TranscriptPage";
 import { call } from "./call";
@@ -15,4 +16,10 @@ export const sessionsCommands = {
   /** The whole session, staged as a change set for the review screen. */
   extractSession: (project: string, session: string) =>
     call<ExtractOutcome>("extract_session", { project, session }),
+  /** The session's summary.md, with what is due. */
+  sessionSummary: (project: string, session: string) =>
+    call<SessionMemoryView>("session_summary", { project, session }),
+  /** Writes summary.md now (the configured model, else offline). */
+  updateSessionSummary: (project: string, session: string) =>
+    call<SessionMemoryView>("update_session_summary", { project, session }),
 };

@@ -19,6 +19,7 @@ pub mod revert;
 pub mod scan;
 pub mod search;
 pub mod secrets;
+pub mod session_memory;
 pub mod sessions;
 pub mod show;
 pub mod team;

@@ -165,3 +165,40 @@ fn search_finds_prompts_and_picks_up_appends() {
         "the index is in Engram's data dir"
     );
 }
+
+#[test]
+fn session_memory_shows_what_is_due_and_updates_offline() {
+    let (s, dir) = with_genuine();
+    let before = s.json(&["session-memory", GENUINE]);
+    assert_has_keys(
+        &before,
+        &[
+            "sessionId",
+            "path",
+            "exists",
+            "content",
+            "sections",
+            "tokens",
+            "due",
+        ],
+    );
+    assert_eq!(before["exists"], false);
+    assert_eq!(
+        before["due"], "init",
+        "the genuine session is past 10,000 tokens"
+    );
+    let after = s.json(&["session-memory", GENUINE, "--update", "--offline"]);
+    assert_eq!(after["exists"], true);
+    assert_eq!(after["updatedBy"], "offline");
+    assert_eq!(after["sections"].as_array().expect("sections").len(), 10);
+    assert_eq!(after["due"], Value::Null, "just updated");
+    let summary = dir.join(GENUINE).join("session-memory/summary.md");
+    let text = fs::read_to_string(&summary).expect("summary.md");
+    assert!(
+        text.starts_with("# Session Title\n_A short and distinctive"),
+        "{text}"
+    );
+    // The worker of the Stop hook finds nothing due right after.
+    let again = s.json(&["session-memory", GENUINE]);
+    assert_eq!(again["content"], after["content"]);
+}

@@ -65,6 +65,9 @@ pub struct AgentOptions {
     /// Tokens (input + output, cache included) the run may spend; past it the loop stops with
     /// [`FinishReason::TokenBudget`] before calling the model again.
     pub token_budget: Option<u64>,
+    /// A one-file job: the only tool offered is `edit`, and only on this file (relative to the
+    /// root); every other call is denied.
+    pub single_file: Option<String>,
 }
 
 /// A transcript offered read-only to the agent, by session id.
@@ -156,9 +159,17 @@ pub async fn run_agent(
     mut on_event: impl FnMut(AgentEvent) + Send,
 ) -> Result<AgentOutcome> {
     let mut workspace = Workspace::new(root, &options.reason, &options.transcripts);
+    workspace.single_file = options.single_file.clone();
     let mut request = Request::new(options.max_tokens);
-    request.system = Some(format!("{}\n\n{}", preamble(root), options.system));
+    let preamble = match &options.single_file {
+        Some(file) => single_file_preamble(root, file),
+        None => preamble(root),
+    };
+    request.system = Some(format!("{preamble}\n\n{}", options.system));
     request.tools = tool_specs();
+    if options.single_file.is_some() {
+        request.tools.retain(|tool| tool.name == "edit");
+    }
     if !options.transcripts.is_empty() {
         request.tools.extend(tools::transcript_tool_specs());
     }
@@ -242,6 +253,14 @@ pub async fn run_agent(
         tool_calls,
         denied,
     })
+}
+
+fn single_file_preamble(root: &Path, file: &str) -> String {
+    format!(
+        "You edit one file, {file} (in {root}), with the `edit` tool only (old_string → \
+         new_string; give the path `{file}`). No other tool or file is available.",
+        root = root.display()
+    )
 }
 
 fn preamble(root: &Path) -> String {
@@ -382,6 +401,7 @@ mod tests {
             AgentOptions {
                 transcripts: Vec::new(),
                 token_budget: None,
+                single_file: None,
                 system: "Tidy the memory dir.".into(),
                 task: "Go.".into(),
                 max_turns,

@@ -135,6 +135,8 @@ pub(super) struct Workspace {
     reason: String,
     /// Read-only transcripts, by session id: the only files outside the root the agent reaches.
     transcripts: Vec<TranscriptSource>,
+    /// A one-file job (see `AgentOptions::single_file`).
+    pub(super) single_file: Option<String>,
 }
 
 impl Workspace {
@@ -145,10 +147,21 @@ impl Workspace {
             set: ChangeSet::new(root),
             reason: reason.to_owned(),
             transcripts: transcripts.to_vec(),
+            single_file: None,
         }
     }
 
     pub(super) fn run(&mut self, name: &str, input: &Value) -> ToolOutcome {
+        if let Some(only) = self.single_file.clone() {
+            let target = optional_str(input, "path").map(|p| self.resolve(p, false));
+            let result = match (name, target) {
+                ("edit", Some(Ok(rel))) if rel == only => self.edit(input),
+                _ => Err(Refusal::Denied(format!(
+                    "the only tool here is `edit` on {only}"
+                ))),
+            };
+            return result.unwrap_or_else(ToolOutcome::from);
+        }
         let result = match name {
             "list" => self.list(input),
             "read" => self.read(input),

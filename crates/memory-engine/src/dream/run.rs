@@ -278,6 +278,7 @@ impl Engine {
             reason: "dream".to_owned(),
             transcripts,
             token_budget: Some(token_budget),
+            single_file: None,
         };
         let outcome = run_agent(
             client,

@@ -198,6 +198,7 @@ impl Engine {
                     reason: "extract".to_owned(),
                     transcripts: Vec::new(),
                     token_budget: None,
+                    single_file: None,
                 };
                 let run = run_agent(client.as_ref(), &memory_dir, &agent, cancel, |_| {}).await?;
                 if run.finish == FinishReason::TokenBudget {

@@ -2,7 +2,8 @@
 //! (`session_id`, `transcript_path`, `cwd`, `stop_hook_active`, …; the transcript already holds
 //! the final assistant message). The hook itself only parses the payload and starts a detached
 //! worker (the CLI's job), so the turn is never held up; the worker calls [`Engine::after_turn`]:
-//! the session's memory extraction ([`crate::extract`]), each run recorded as one line of
+//! the session's memory extraction ([`crate::extract`]) and, when its thresholds say so, the
+//! session-memory update ([`crate::session_memory`]), each run recorded as one line of
 //! `<engram home>/extract/runs.jsonl`. Nothing here ever asks Claude Code to continue
 //! (`"decision": "block"`): a background memory job must not steer the conversation.
 
@@ -70,6 +71,9 @@ pub struct AfterTurnReport {
     pub at: String,
     pub transcript: PathBuf,
     pub extract: std::result::Result<ExtractOutcome, String>,
+    /// The session-memory update: `Ok(None)` when none was due.
+    pub session_memory:
+        std::result::Result<Option<crate::session_memory::SessionMemoryView>, String>,
 }
 
 /// How long a worker waits for another extraction of the same session to end before giving up:
@@ -97,10 +101,15 @@ impl Engine {
                 other => break other.map_err(|e| e.to_string()),
             }
         };
+        let session_memory = self
+            .update_session_memory(transcript, &options.llm, false, cancel)
+            .await
+            .map_err(|e| e.to_string());
         let report = AfterTurnReport {
             at: crate::staleness::iso_time(self.clock().now()),
             transcript: transcript.to_path_buf(),
             extract,
+            session_memory,
         };
         self.record_after_turn(&report)?;
         Ok(report)
