@@ -48,6 +48,7 @@ const COMMANDS: &[&str] = &[
     "extract_session",
     "session_summary",
     "update_session_summary",
+    "search_sessions",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -52,6 +52,7 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::transcript::TranscriptPage::export_all_to(dir)?;
     engine::extract::ExtractOutcome::export_all_to(dir)?;
     engine::session_memory::SessionMemoryView::export_all_to(dir)?;
+    engine::session_search::SessionHit::export_all_to(dir)?;
     export_rules(dir)
 }
 

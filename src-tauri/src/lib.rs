@@ -77,6 +77,7 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::sessions::extract_session,
         commands::sessions::session_summary,
         commands::sessions::update_session_summary,
+        commands::sessions::search_sessions,
     ])
 }
 

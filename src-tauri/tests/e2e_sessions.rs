@@ -10,7 +10,7 @@
 //! `xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p engram-app
 //! --features engram-app/custom-protocol --test e2e_sessions -- --ignored`.
 //! Screenshots land in `<target dir>/e2e-screenshots/`: sessions-list, sessions,
-//! sessions-thinking, sessions-summary, sessions-review.
+//! sessions-thinking, sessions-summary, sessions-search, sessions-review.
 
 #![cfg(unix)]
 
@@ -176,6 +176,13 @@ async fn a_session_is_read_on_screen_and_its_stated_fact_extracted_and_accepted(
     )
     .await;
     wait_for(&client, "[data-testid='transcript']").await;
+
+    // Search as you type: a word from the other session's prompt finds it; a hit opens it.
+    replace_text(&client, "[data-testid='session-search']", "Heroku").await;
+    wait_for(&client, &format!("[data-session-hit='{SESSION}']")).await;
+    screenshot(&client, "sessions-search.png").await;
+    click(&client, &format!("[data-session-hit='{SESSION}']")).await;
+    wait_for(&client, ".message.focused").await;
 
     // Extract: the stated fact is proposed, reviewed and accepted on screen, then on disk.
     click_text(&client, "button", "Extract memories from this session").await;

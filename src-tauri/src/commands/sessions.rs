@@ -5,6 +5,7 @@ use memory_engine::config::DreamPolicy;
 use memory_engine::extract::{ExtractOptions, ExtractOutcome};
 use memory_engine::job::CancellationToken;
 use memory_engine::session_memory::SessionMemoryView;
+use memory_engine::session_search::SessionHit;
 use memory_engine::transcript::{SessionSummary, Transcript, TranscriptPage};
 use tauri::State;
 
@@ -95,4 +96,15 @@ pub async fn update_session_summary(
         Some(view) => Ok(view),
         None => blocking(move || engine.session_memory(&path)).await,
     }
+}
+
+/// Searches the project's sessions (prompts, replies, tool names, file paths), best first.
+#[tauri::command]
+pub async fn search_sessions(
+    state: State<'_, AppState>,
+    project: String,
+    query: String,
+) -> Result<Vec<SessionHit>> {
+    let engine = state.engine().clone();
+    blocking(move || engine.search_sessions(&query, Some(&project), 50)).await
 }

@@ -82,6 +82,7 @@ export type { ExtractOutcome } from "./bindings/ExtractOutcome";
 export type { Message } from "./bindings/Message";
 export type { SessionSummary } from "./bindings/SessionSummary";
 export type { SessionMemoryView } from "./bindings/SessionMemoryView";
+export type { SessionHit } from "./bindings/SessionHit";
 export type { ToolResult } from "./bindings/ToolResult";
 export type { ToolUse } from "./bindings/ToolUse";
 export type { TranscriptPage } from "./bindings/TranscriptPage";

@@ -2,6 +2,7 @@
 // and extracting memories from a session (staged for review).
 
 import type { ExtractOutcome } from "./bindings/ExtractOutcome";
+import type { SessionHit } from "./bindings/SessionHit";
 import type { SessionMemoryView } from "./bindings/SessionMemoryView";
 import type { SessionSummary } from "./bindings/SessionSummary";
 import type { TranscriptPage } from "./bindings/TranscriptPage";
@@ -19,6 +20,9 @@ export const sessionsCommands = {
   /** The session's summary.md, with what is due. */
   sessionSummary: (project: string, session: string) =>
     call<SessionMemoryView>("session_summary", { project, session }),
+  /** Prompts, replies, tool names and file paths across the project's sessions, best first. */
+  searchSessions: (project: string, query: string) =>
+    call<SessionHit[]>("search_sessions", { project, query }),
   /** Writes summary.md now (the configured model, else offline). */
   updateSessionSummary: (project: string, session: string) =>
     call<SessionMemoryView>("update_session_summary", { project, session }),

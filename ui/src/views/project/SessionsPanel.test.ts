@@ -113,4 +113,38 @@ describe("the Sessions tab", () => {
     await fireEvent.click(await screen.findByRole("button", { name: /Extract memories/ }));
     expect((await screen.findAllByText("project_parser.md")).length).toBeGreaterThan(0);
   });
+
+  it("searches as you type and shows matches marked, as text", async () => {
+    mockShell({
+      list_sessions: () => [session()],
+      read_transcript: () => page(),
+      search_sessions: (args) => {
+        const { query } = args as { query: string };
+        return query.includes("heroku")
+          ? [
+              {
+                sessionId: "s1",
+                project: PROJECT,
+                uuid: "u2",
+                role: "user",
+                timestamp: "2026-11-20T10:00:00Z",
+                snippet: "never <b>Heroku</b> again",
+                highlights: [[9, 15]],
+                score: 1,
+                file: "/x.jsonl",
+              },
+            ]
+          : [];
+      },
+    });
+    render(SessionsPanel, { project: PROJECT, onapplied: () => {} });
+    const box = await screen.findByLabelText("Search sessions");
+    await fireEvent.input(box, { target: { value: "heroku" } });
+    const hits = await screen.findByTestId("session-hits");
+    expect(hits.querySelector("mark")?.textContent).toBe("Heroku");
+    expect(hits.textContent).toContain("never <b>Heroku</b> again".slice(0, 9));
+    expect(hits.querySelector("b")).toBeNull();
+    await fireEvent.input(box, { target: { value: "zzz" } });
+    expect(await screen.findByText("No session mentions that.")).toBeTruthy();
+  });
 });
