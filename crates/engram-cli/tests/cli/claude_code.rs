@@ -246,6 +246,32 @@ fn the_stop_hook_extracts_a_stated_fact_and_the_next_session_loads_it() {
     // The history names the extractor as the writer.
     let history = engram(&s, &["history", topic]);
     assert_eq!(history[0]["actor"], "extract", "{history}");
+
+    // The transcripts 2.1.330 wrote read whole: both sessions listed, every line understood,
+    // the prompt and the model's reply on the chain.
+    let sessions = engram(&s, &["sessions"]);
+    let listed = sessions.as_array().expect("sessions");
+    assert_eq!(listed.len(), 2, "{sessions}");
+    let first = listed
+        .iter()
+        .find(|row| row["firstPrompt"] == "Remember that we deploy with Fly.io, never Heroku.")
+        .unwrap_or_else(|| panic!("the first session is listed by its prompt: {sessions}"));
+    let transcript = engram(&s, &["transcript", first["id"].as_str().expect("id")]);
+    assert_eq!(
+        transcript["skippedLines"],
+        json!([]),
+        "{}",
+        transcript["skippedLines"]
+    );
+    let messages = transcript["messages"].as_array().expect("messages");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "assistant" && m["text"] == "Noted."),
+        "{transcript}"
+    );
+    assert!(messages.iter().any(|m| m["role"] == "user"
+        && m["text"] == "Remember that we deploy with Fly.io, never Heroku."));
 }
 
 #[test]

@@ -80,6 +80,27 @@ pub struct AfterTurnReport {
 /// the one running will not see this turn's messages, so this one runs after it.
 const WAIT_FOR_OTHER_RUN: Duration = Duration::from_secs(120);
 
+/// How long the worker waits for Claude Code to finish writing the transcript.
+const SETTLE_LIMIT: Duration = Duration::from_secs(15);
+/// How long the transcript's size must hold still to count as written.
+const SETTLE_QUIET: Duration = Duration::from_millis(300);
+
+/// Waits until `transcript` exists and its size holds still: Claude Code appends the turn's last
+/// records around the time it runs the hook (and a fresh session's file may not exist yet in
+/// headless mode), so reading at once could miss the turn. Gives up quietly after a while.
+async fn settle(transcript: &Path) {
+    let started = std::time::Instant::now();
+    let mut last: Option<u64> = None;
+    while started.elapsed() < SETTLE_LIMIT {
+        let size = std::fs::metadata(transcript).ok().map(|m| m.len());
+        if size.is_some() && size == last {
+            return;
+        }
+        last = size;
+        tokio::time::sleep(SETTLE_QUIET).await;
+    }
+}
+
 impl Engine {
     /// The worker of the Stop hook: extraction for the session of `transcript`, recorded in
     /// `runs.jsonl`. Waits for a run of the same session already going (one at a time).
@@ -89,6 +110,7 @@ impl Engine {
         options: &ExtractOptions,
         cancel: &CancellationToken,
     ) -> Result<AfterTurnReport> {
+        settle(transcript).await;
         let started = std::time::Instant::now();
         let extract = loop {
             match self.extract_session(transcript, options, cancel).await {
