@@ -202,3 +202,56 @@ fn session_memory_shows_what_is_due_and_updates_offline() {
     let again = s.json(&["session-memory", GENUINE]);
     assert_eq!(again["content"], after["content"]);
 }
+
+/// Runs `command` to its end and returns its exit status and peak RSS in KiB, from `wait4` on
+/// that one process (other children of the test binary do not count). std has no safe way to
+/// get one child's rusage, hence the two FFI calls.
+#[allow(unsafe_code)]
+fn peak_rss_kib(mut command: std::process::Command) -> (i32, i64) {
+    let child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own un-waited child; the pointers are to live locals.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4");
+    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+}
+
+#[test]
+fn a_200_mb_transcript_is_read_in_bounded_memory() {
+    let s = Sandbox::in_project("big").with_engram_home();
+    let path = s.root().join("big.jsonl");
+    let mut file = std::io::BufWriter::new(fs::File::create(&path).expect("create"));
+    let text = "The build failed because the linker ran out of memory; retrying with fewer jobs. ".repeat(24);
+    let mut written = 0usize;
+    let mut i = 0u64;
+    while written < 200 << 20 {
+        let uuid = format!("{i:08x}-0000-4000-8000-{i:012x}");
+        let parent = if i == 0 { Value::Null } else { json!(format!("{:08x}-0000-4000-8000-{:012x}", i - 1, i - 1)) };
+        let line = if i % 2 == 0 {
+            json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "big", "timestamp": "2026-11-23T10:00:00Z",
+                "message": {"role": "user", "content": text}})
+        } else {
+            json!({"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "big", "timestamp": "2026-11-23T10:00:01Z",
+                "message": {"id": format!("msg_{i}"), "role": "assistant", "content": [{"type": "text", "text": text},
+                    {"type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": {"command": "cargo build -j1"}}]}})
+        }
+        .to_string();
+        file.write_all(line.as_bytes()).expect("write");
+        file.write_all(b"\n").expect("newline");
+        written += line.len() + 1;
+        i += 1;
+    }
+    file.flush().expect("flush");
+    drop(file);
+    let (code, kib) = peak_rss_kib(s.command(&["transcript", &path.to_string_lossy(), "--json"]));
+    assert_eq!(code, 0);
+    eprintln!("engram transcript --json of {} MB ({i} entries): peak RSS {} MB", written >> 20, kib / 1024);
+    assert!(kib < 64 * 1024, "peak RSS {kib} KiB for a 200 MB transcript");
+}
