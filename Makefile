@@ -34,6 +34,7 @@ test: setup-test ui-test ui
 
 # Release build: debug timings say nothing about what users get.
 bench:
+	cargo build --release --locked -p engram-cli
 	cargo run --release --locked -p engram-bench
 
 setup:

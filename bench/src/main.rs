@@ -14,13 +14,16 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR]`.
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only sessions]`.
+//! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
 
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+mod sessions;
 
 use memory_engine::testing::fixtures::{Xorshift, VOCABULARY};
 use memory_engine::{Engine, Environment, MemoryType};
@@ -39,6 +42,8 @@ struct Options {
     sizes: Vec<usize>,
     rounds: usize,
     corpus: PathBuf,
+    /// `memory` or `sessions`: run only that group.
+    only: Option<String>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -46,6 +51,7 @@ fn parse_options() -> Result<Options, String> {
         sizes: vec![200, 2_000, 20_000],
         rounds: 7,
         corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+        only: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -61,6 +67,13 @@ fn parse_options() -> Result<Options, String> {
                 options.rounds = value()?.parse().map_err(|_| "bad --rounds".to_string())?
             }
             "--corpus" => options.corpus = PathBuf::from(value()?),
+            "--only" => options.only = Some(value()?),
+            "--child-parse" => {
+                let kind = value()?;
+                let path = PathBuf::from(value()?);
+                sessions::child_parse(&kind, &path)?;
+                std::process::exit(0);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -72,6 +85,9 @@ type Operation<'a> = dyn Fn() -> Result<usize, String> + 'a;
 
 fn run() -> Result<(), String> {
     let options = parse_options()?;
+    if options.only.as_deref() == Some("sessions") {
+        return sessions::session_benches(&options.corpus, options.rounds);
+    }
     let engine = Engine::builder(Environment::from_process()).build();
     println!(
         "{:>7}  {:<6} {:>10} {:>10} {:>12} {:>7}",
@@ -190,6 +206,9 @@ fn run() -> Result<(), String> {
     }
     dream_benches(&engine, &options)?;
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
+    if options.only.is_none() {
+        sessions::session_benches(&options.corpus, options.rounds)?;
+    }
     Ok(())
 }
 

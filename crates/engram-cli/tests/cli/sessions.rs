@@ -228,12 +228,17 @@ fn a_200_mb_transcript_is_read_in_bounded_memory() {
     let s = Sandbox::in_project("big").with_engram_home();
     let path = s.root().join("big.jsonl");
     let mut file = std::io::BufWriter::new(fs::File::create(&path).expect("create"));
-    let text = "The build failed because the linker ran out of memory; retrying with fewer jobs. ".repeat(24);
+    let text = "The build failed because the linker ran out of memory; retrying with fewer jobs. "
+        .repeat(24);
     let mut written = 0usize;
     let mut i = 0u64;
     while written < 200 << 20 {
         let uuid = format!("{i:08x}-0000-4000-8000-{i:012x}");
-        let parent = if i == 0 { Value::Null } else { json!(format!("{:08x}-0000-4000-8000-{:012x}", i - 1, i - 1)) };
+        let parent = if i == 0 {
+            Value::Null
+        } else {
+            json!(format!("{:08x}-0000-4000-8000-{:012x}", i - 1, i - 1))
+        };
         let line = if i % 2 == 0 {
             json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "big", "timestamp": "2026-11-23T10:00:00Z",
                 "message": {"role": "user", "content": text}})
@@ -252,6 +257,13 @@ fn a_200_mb_transcript_is_read_in_bounded_memory() {
     drop(file);
     let (code, kib) = peak_rss_kib(s.command(&["transcript", &path.to_string_lossy(), "--json"]));
     assert_eq!(code, 0);
-    eprintln!("engram transcript --json of {} MB ({i} entries): peak RSS {} MB", written >> 20, kib / 1024);
-    assert!(kib < 64 * 1024, "peak RSS {kib} KiB for a 200 MB transcript");
+    eprintln!(
+        "engram transcript --json of {} MB ({i} entries): peak RSS {} MB",
+        written >> 20,
+        kib / 1024
+    );
+    assert!(
+        kib < 64 * 1024,
+        "peak RSS {kib} KiB for a 200 MB transcript"
+    );
 }

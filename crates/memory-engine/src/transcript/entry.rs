@@ -122,12 +122,12 @@ impl<'de> Visitor<'de> for ContentVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ContentSummary, A::Error> {
         let mut summary = ContentSummary::default();
         while let Some(block) = seq.next_element::<BlockHead>()? {
-            match block.kind.as_deref() {
-                Some("text") => summary.text_chars += block.text_chars,
-                Some("tool_use") | Some("server_tool_use") => summary.tool_uses += 1,
-                Some("tool_result") => summary.tool_results += 1,
-                Some("thinking") | Some("redacted_thinking") => summary.thinking = true,
-                _ => {}
+            match block.kind {
+                BlockKind::Text => summary.text_chars += block.text_chars,
+                BlockKind::ToolUse => summary.tool_uses += 1,
+                BlockKind::ToolResult => summary.tool_results += 1,
+                BlockKind::Thinking => summary.thinking = true,
+                BlockKind::Other => {}
             }
         }
         Ok(summary)
@@ -141,8 +141,29 @@ impl<'de> Visitor<'de> for ContentVisitor {
 
 /// A content block's type and, for text, its length: everything else is skipped.
 struct BlockHead {
-    kind: Option<String>,
+    kind: BlockKind,
     text_chars: usize,
+}
+
+#[derive(Clone, Copy)]
+enum BlockKind {
+    Text,
+    ToolUse,
+    ToolResult,
+    Thinking,
+    Other,
+}
+
+impl BlockKind {
+    fn of(name: &str) -> BlockKind {
+        match name {
+            "text" => BlockKind::Text,
+            "tool_use" | "server_tool_use" => BlockKind::ToolUse,
+            "tool_result" => BlockKind::ToolResult,
+            "thinking" | "redacted_thinking" => BlockKind::Thinking,
+            _ => BlockKind::Other,
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for BlockHead {
@@ -155,16 +176,20 @@ impl<'de> Deserialize<'de> for BlockHead {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BlockHead, A::Error> {
                 let mut block = BlockHead {
-                    kind: None,
+                    kind: BlockKind::Other,
                     text_chars: 0,
                 };
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     match key.as_ref() {
-                        "type" => block.kind = Some(map.next_value::<Cow<'de, str>>()?.into()),
+                        "type" => block.kind = BlockKind::of(&map.next_value::<Cow<'de, str>>()?),
+                        // The text's length is all the chain needs: its raw JSON, unparsed
+                        // (escapes count as written; a `null` or `""` is no text).
                         "text" => {
-                            block.text_chars = map
-                                .next_value::<Option<Cow<'de, str>>>()?
-                                .map_or(0, |t| t.trim().len())
+                            let raw = map.next_value::<&'de serde_json::value::RawValue>()?;
+                            block.text_chars = match raw.get() {
+                                "null" => 0,
+                                text => text.len().saturating_sub(2),
+                            };
                         }
                         _ => {
                             map.next_value::<IgnoredAny>()?;
@@ -176,7 +201,7 @@ impl<'de> Deserialize<'de> for BlockHead {
             // A block that is not an object (seen in hand-made files) counts as nothing.
             fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<BlockHead, E> {
                 Ok(BlockHead {
-                    kind: None,
+                    kind: BlockKind::Other,
                     text_chars: 0,
                 })
             }
@@ -258,7 +283,7 @@ mod tests {
         assert_eq!(head.parent_uuid, Nullable::Null);
         let message = head.message.expect("test input");
         assert_eq!(message.id.as_deref(), Some("msg_1"));
-        assert_eq!(message.content.text_chars, 2);
+        assert_eq!(message.content.text_chars, 4, "the raw length: \" hi \"");
         assert_eq!(message.content.tool_uses, 1);
         assert!(message.content.thinking);
     }

@@ -120,9 +120,12 @@ enum NodeKind {
 #[derive(Debug, Clone)]
 struct Node {
     id: u128,
-    parent: Option<u128>,
-    logical_parent: Option<u128>,
-    source_tool_assistant: Option<u128>,
+    /// The parent's key; [`NO_PARENT`] at a root. (Not an `Option`: that would double the
+    /// field's size, and a node is kept per entry of files of any size.)
+    parent: u128,
+    /// The parent's index in `nodes`, resolved as the entry is read (parents come first in an
+    /// append-only file); [`UNRESOLVED`] for a root or a parent not (yet) seen.
+    parent_index: u32,
     kind: NodeKind,
     /// A hash of `message.id` (0: none), to merge streamed assistant records.
     message_id: u64,
@@ -135,7 +138,15 @@ struct Node {
     content: ContentSummary,
 }
 
+/// The `parent` of a root (no uuid is all zeros).
+const NO_PARENT: u128 = 0;
+const UNRESOLVED: u32 = u32::MAX;
+
 impl Node {
+    fn parent(&self) -> Option<u128> {
+        (self.parent != NO_PARENT).then_some(self.parent)
+    }
+
     fn is_message(&self) -> bool {
         matches!(self.kind, NodeKind::User | NodeKind::Assistant)
     }
@@ -219,6 +230,10 @@ impl Transcript {
         let bytes = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let mut reader = LineReader::new(BufReader::with_capacity(1 << 20, file));
         let mut builder = Builder::default();
+        // Growing a big file's node list and map step by step copies them many times over; a
+        // guess from the size (Claude Code lines average well over 512 bytes) avoids most of it.
+        let guess = (bytes / 512).min(1 << 22) as usize;
+        builder.nodes.reserve(guess);
         while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
             builder.add(&line);
         }
@@ -352,7 +367,8 @@ fn continues(previous: Option<&Node>, node: &Node) -> bool {
 #[derive(Default)]
 struct Builder {
     nodes: Vec<Node>,
-    by_id: HashMap<u128, u32>,
+    logical_parents: HashMap<u32, u128>,
+    tool_sources: HashMap<u32, u128>,
     session_id: Option<String>,
     cwd: Option<String>,
     sidechain: Option<bool>,
@@ -369,7 +385,42 @@ struct Builder {
 /// Skipped-line reports kept per file: a file of garbage says how much, not every line.
 const MAX_SKIPPED_REPORTED: usize = 1000;
 
+/// How many entries back a parent is looked for as an entry is read: in an append-only file it
+/// is almost always among the last few (the previous record, a parallel tool call's turn).
+const PARENT_WINDOW: usize = 64;
+
+/// uuid → node index for the whole file, built once at the end: sorted, searched by bisection.
+/// (A hash map filled entry by entry cost a cache miss per entry on large files.)
+struct IdIndex(Vec<(u128, u32)>);
+
+impl IdIndex {
+    fn new(nodes: &[Node]) -> IdIndex {
+        let mut ids: Vec<(u128, u32)> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id, i as u32))
+            .collect();
+        ids.sort_unstable();
+        IdIndex(ids)
+    }
+
+    /// The last entry with this uuid (a later copy of an entry wins, as in Claude Code).
+    fn get(&self, id: u128) -> Option<u32> {
+        let end = self.0.partition_point(|(k, _)| *k <= id);
+        (end > 0 && self.0[end - 1].0 == id).then(|| self.0[end - 1].1)
+    }
+}
+
 impl Builder {
+    /// The index of `id` among the last [`PARENT_WINDOW`] entries.
+    fn recent(&self, id: u128) -> Option<u32> {
+        let from = self.nodes.len().saturating_sub(PARENT_WINDOW);
+        self.nodes[from..]
+            .iter()
+            .rposition(|n| n.id == id)
+            .map(|at| (from + at) as u32)
+    }
+
     fn skip(&mut self, line: usize, reason: String) {
         if self.skipped_lines.len() < MAX_SKIPPED_REPORTED {
             self.skipped_lines.push(SkippedLine { line, reason });
@@ -452,11 +503,17 @@ impl Builder {
             _ => NodeKind::Other,
         };
         let index = self.nodes.len() as u32;
+        // Rare links, kept aside so every node stays small.
+        if let Some(logical) = head.logical_parent_uuid.as_deref() {
+            self.logical_parents.insert(index, key(logical));
+        }
+        if let Some(source) = head.source_tool_assistant_uuid.as_deref() {
+            self.tool_sources.insert(index, key(source));
+        }
         let node = Node {
             id: key(uuid),
-            parent,
-            logical_parent: head.logical_parent_uuid.as_deref().map(key),
-            source_tool_assistant: head.source_tool_assistant_uuid.as_deref().map(key),
+            parent: parent.unwrap_or(NO_PARENT),
+            parent_index: parent.and_then(|p| self.recent(p)).unwrap_or(UNRESOLVED),
             kind: node_kind,
             message_id: message.and_then(|m| m.id.as_deref()).map_or(0, hash64),
             offset: line.offset,
@@ -486,20 +543,30 @@ impl Builder {
         {
             self.first_prompt = Some(index);
         }
-        self.by_id.insert(node.id, index);
         self.nodes.push(node);
     }
 
     fn finish(self, path: PathBuf, bytes: u64) -> Transcript {
         let sidechain = self.sidechain.unwrap_or(false);
-        let nodes = self.nodes;
-        let by_id = self.by_id;
+        let mut nodes = self.nodes;
+        let by_id = IdIndex::new(&nodes);
+        // A parent that came later in the file than its child (hand-edited files): resolved now.
+        for node in nodes.iter_mut() {
+            if node.parent_index == UNRESOLVED {
+                if let Some(parent) = node.parent().and_then(|p| by_id.get(p)) {
+                    node.parent_index = parent;
+                }
+            }
+        }
         let mut has_child = vec![false; nodes.len()];
         for node in &nodes {
-            for link in [node.parent, node.logical_parent].into_iter().flatten() {
-                if let Some(&parent) = by_id.get(&link) {
-                    has_child[parent as usize] = true;
-                }
+            if node.parent_index != UNRESOLVED {
+                has_child[node.parent_index as usize] = true;
+            }
+        }
+        for logical in self.logical_parents.values() {
+            if let Some(parent) = by_id.get(*logical) {
+                has_child[parent as usize] = true;
             }
         }
         let is_leaf =
@@ -521,19 +588,19 @@ impl Builder {
             on_chain[index as usize] = true;
             chain.push(index);
             let node = &nodes[index as usize];
-            current = match node.parent {
-                Some(parent) => match by_id.get(&parent) {
-                    Some(&p) => Some(p),
+            current = match node.parent() {
+                Some(_) => match (node.parent_index != UNRESOLVED).then_some(node.parent_index) {
+                    Some(p) => Some(p),
                     None => {
-                        let via_tool = node.source_tool_assistant.and_then(|s| by_id.get(&s));
+                        let via_tool = self.tool_sources.get(&index).and_then(|s| by_id.get(*s));
                         if via_tool.is_none() {
                             broken_links += 1;
                         }
-                        via_tool.copied()
+                        via_tool
                     }
                 },
                 None if node.kind == NodeKind::CompactBoundary => {
-                    node.logical_parent.and_then(|l| by_id.get(&l)).copied()
+                    self.logical_parents.get(&index).and_then(|l| by_id.get(*l))
                 }
                 None => None,
             };
@@ -568,7 +635,7 @@ impl Builder {
             .iter()
             .rev()
             .find(|(leaf, _)| {
-                Some(*leaf) == leaf_id || by_id.get(leaf).is_some_and(|&i| on_chain[i as usize])
+                Some(*leaf) == leaf_id || by_id.get(*leaf).is_some_and(|i| on_chain[i as usize])
             })
             .or(self.summaries.last())
             .map(|(_, summary)| summary.clone());
@@ -593,7 +660,7 @@ impl Builder {
             segment_starts,
             first_prompt: self.first_prompt,
         };
-        transcript.branches = transcript.find_branches(&has_child, &on_chain, &by_id);
+        transcript.branches = transcript.find_branches(&has_child, &on_chain);
         transcript.fill_compaction_uuids();
         transcript
     }
@@ -611,12 +678,7 @@ fn line_leaf(line: &[u8]) -> Option<String> {
 
 impl Transcript {
     /// Leaves off the main chain (see [`Branch`]); each node is walked once.
-    fn find_branches(
-        &self,
-        has_child: &[bool],
-        on_chain: &[bool],
-        by_id: &HashMap<u128, u32>,
-    ) -> Vec<Branch> {
+    fn find_branches(&self, has_child: &[bool], on_chain: &[bool]) -> Vec<Branch> {
         let nodes = &self.nodes;
         // For a node off the chain: the chain node its ancestry reaches (or none) and how many
         // messages lie between, memoised so overlapping branches cost one walk.
@@ -647,9 +709,8 @@ impl Transcript {
                     break;
                 }
                 path.push(index);
-                current = nodes[index as usize]
-                    .parent
-                    .and_then(|p| by_id.get(&p).copied());
+                let parent = nodes[index as usize].parent_index;
+                current = (parent != UNRESOLVED).then_some(parent);
             }
             let (fork, mut count) = end;
             for &index in path.iter().rev() {
