@@ -203,24 +203,33 @@ fn session_memory_shows_what_is_due_and_updates_offline() {
     assert_eq!(again["content"], after["content"]);
 }
 
-/// Runs `command` to its end and returns its exit status and peak RSS in KiB, from `wait4` on
-/// that one process (other children of the test binary do not count). std has no safe way to
-/// get one child's rusage, hence the two FFI calls.
-#[allow(unsafe_code)]
-fn peak_rss_kib(mut command: std::process::Command) -> (i32, i64) {
-    let child = command
+/// Runs `command` to its end and returns its exit status and peak RSS in KiB: the child's own
+/// high-water mark (`VmHWM` of `/proc/<pid>/status`), read until it exits. (`wait4`'s
+/// `ru_maxrss` will not do: on Linux a spawned child starts from its parent's peak, and this
+/// test binary's other tests make that large.) The last reading can miss only allocations of the
+/// final few milliseconds; the chain is held until the output is written, so the peak is seen.
+fn peak_rss_kib(mut command: std::process::Command) -> (i32, u64) {
+    let mut child = command
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value for wait4 to fill in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own un-waited child; the pointers are to live locals.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4");
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Some(hwm) = fs::read_to_string(&status_file).ok().and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(hwm);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            return (status.code().unwrap_or(-1), peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[test]

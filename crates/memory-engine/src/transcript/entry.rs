@@ -84,9 +84,10 @@ pub struct MessageHead<'a> {
 }
 
 /// What a message's `content` holds, counted without keeping it.
-#[derive(Default, Debug, Clone, Copy)]
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContentSummary {
-    /// Characters of prose (a string content, or `text` blocks).
+    /// The size of the prose (a string content, or `text` blocks), as bytes of JSON (escapes as
+    /// written): the chain only asks whether there is any (0: none).
     pub text_chars: usize,
     pub tool_uses: u16,
     pub tool_results: u16,
@@ -213,6 +214,9 @@ impl<'de> Deserialize<'de> for BlockHead {
 /// Parses a line's head. Invalid UTF-8 inside a string (a truncated multi-byte character, bytes
 /// of another encoding) does not lose the line: it is read again with each bad sequence replaced.
 pub fn parse_head(line: &[u8]) -> Result<EntryHead<'_>, String> {
+    if let Some(head) = super::scan::scan_head(line) {
+        return Ok(head);
+    }
     match serde_json::from_slice::<EntryHead<'_>>(line) {
         Ok(head) => Ok(head),
         Err(e) if std::str::from_utf8(line).is_err() => {
@@ -300,10 +304,7 @@ mod tests {
         let line = b"{\"type\":\"user\",\"uuid\":\"u\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"caf\xC3\"}}";
         let head = parse_head(line).expect("test input");
         assert_eq!(head.uuid.as_deref(), Some("u"));
-        assert_eq!(
-            head.message.expect("test input").content.text_chars,
-            "caf\u{FFFD}".len()
-        );
+        assert!(head.message.expect("test input").content.text_chars > 0);
     }
 
     #[test]

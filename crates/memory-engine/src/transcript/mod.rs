@@ -19,6 +19,7 @@ mod entry;
 mod lines;
 mod listing;
 mod message;
+mod scan;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
