@@ -103,6 +103,14 @@ struct Cursor {
     last_uuid: Option<String>,
 }
 
+/// The error of a second extraction of a session already being extracted.
+const BUSY: &str = "an extraction of this session is already running";
+
+/// Whether `error` says another extraction of the session holds it (a caller may wait).
+pub fn is_busy(error: &Error) -> bool {
+    matches!(error, Error::InvalidInput(message) if message.starts_with(BUSY))
+}
+
 /// Who wrote what in a turn: the Claude Code tools that change a file.
 const WRITE_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
 
@@ -348,9 +356,7 @@ impl Engine {
             .at(&path)?;
         match file.try_lock_exclusive() {
             Ok(true) => Ok(file),
-            Ok(false) => Err(Error::InvalidInput(format!(
-                "an extraction of session {session} is already running"
-            ))),
+            Ok(false) => Err(Error::InvalidInput(format!("{BUSY} (session {session})"))),
             Err(e) => Err(Error::io(&path, e)),
         }
     }

@@ -206,3 +206,50 @@ fn rewriting_an_existing_feedback_memory_waits_for_review() {
         "the protected rewrite has not landed"
     );
 }
+
+#[test]
+fn one_extraction_per_session_at_a_time_and_a_review_policy_stages_everything() {
+    let h = home();
+    h.append(&[h.user("u1", None, "Remember that releases are cut on Thursdays.")]);
+    {
+        let _held = h
+            .engine
+            .lock_session_extract("aaaaaaaa-0000-0000-0000-000000000001")
+            .expect("lock");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let err = runtime
+            .block_on(h.engine.extract_session(
+                &h.transcript,
+                &ExtractOptions::default(),
+                &CancellationToken::new(),
+            ))
+            .expect_err("busy");
+        assert!(is_busy(&err), "{err}");
+    }
+    let project = h
+        .transcript
+        .parent()
+        .and_then(Path::file_name)
+        .expect("project")
+        .to_string_lossy()
+        .into_owned();
+    fs::create_dir_all(h.engine.engram_home()).expect("home");
+    fs::write(
+        h.engine.config_path(),
+        format!("[extract.projects.\"{project}\"]\npolicy = \"review\"\n"),
+    )
+    .expect("config");
+    let outcome = h.extract();
+    let set = outcome.change_set.expect("set");
+    assert!(set
+        .files
+        .iter()
+        .all(|f| f.status == crate::staging::FileStatus::Pending));
+    assert!(
+        !h.memory_dir().join("MEMORY.md").exists(),
+        "staged, not applied"
+    );
+}

@@ -114,10 +114,7 @@ impl Engine {
         let started = std::time::Instant::now();
         let extract = loop {
             match self.extract_session(transcript, options, cancel).await {
-                Err(e)
-                    if e.to_string().contains("already running")
-                        && started.elapsed() < WAIT_FOR_OTHER_RUN =>
-                {
+                Err(e) if crate::extract::is_busy(&e) && started.elapsed() < WAIT_FOR_OTHER_RUN => {
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 other => break other.map_err(|e| e.to_string()),

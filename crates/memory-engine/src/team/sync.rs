@@ -374,6 +374,13 @@ impl Engine {
             disk::atomic_write(&git.dir.join(&key), content.as_bytes())?;
             report.files.push(key);
         }
+        // A file skipped here keeps the remote's version (if it has one) rather than being
+        // deleted there: refusing to send it must not unshare what the team already has.
+        if let Some(rev) = &theirs_rev {
+            for skipped in &report.skipped {
+                let _ = git.run(&["checkout", rev, "--", &skipped.file]);
+            }
+        }
         git.run(&["add", "-A", "."])?;
         if git.run(&["status", "--porcelain"])?.trim().is_empty() {
             return Ok(report);

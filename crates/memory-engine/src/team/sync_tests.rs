@@ -104,6 +104,21 @@ fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
         .expect("history");
     assert_eq!(history[0].actor, crate::actor::Actor::Team);
 
+    // A file the team has, now holding a secret here, is not pushed — and not deleted there.
+    bo.write(
+        "deploy.md",
+        &format!("{DEPLOY}token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"),
+    );
+    let refused = bo.push();
+    assert_eq!(refused.skipped.len(), 1, "{refused:?}");
+    ada.pull();
+    assert_eq!(
+        ada.read("deploy.md").as_deref(),
+        Some(DEPLOY),
+        "the team's copy stays"
+    );
+    bo.write("deploy.md", DEPLOY);
+
     // Bo edits and pushes; Ada, unchanged locally, takes it.
     bo.write(
         "deploy.md",
