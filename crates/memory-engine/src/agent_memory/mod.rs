@@ -303,11 +303,17 @@ impl Engine {
         for (name, content) in flat_files(&snapshot)? {
             set.stage_write(&name, content, "initialize from the team's snapshot")?;
         }
-        fs::create_dir_all(&dir).at(&dir)?;
-        self.apply_change_set(&set, Actor::Snapshot)?
-            .first_failure()?;
-        write_marker(&dir, &updated_at)?;
+        self.land_snapshot(&set, &updated_at)?;
         Ok(self.describe(agent_type, scope, dir, Some(&cwd.to_path_buf())))
+    }
+
+    /// Applies a snapshot's copy into the agent dir (recorded in history as `snapshot`), then
+    /// marks the dir as synced with `updated_at`.
+    fn land_snapshot(&self, set: &ChangeSet, updated_at: &str) -> Result<()> {
+        fs::create_dir_all(&set.root).at(&set.root)?;
+        self.apply_change_set(set, Actor::Snapshot)?
+            .first_failure()?;
+        write_marker(&set.root, updated_at)
     }
 
     /// Deletes the agent dir's `*.md`, then copies the snapshot and writes the marker (Claude
@@ -333,10 +339,7 @@ impl Engine {
         for (name, content) in incoming {
             set.stage_write(&name, content, "replaced by the team's snapshot")?;
         }
-        fs::create_dir_all(&dir).at(&dir)?;
-        self.apply_change_set(&set, Actor::Snapshot)?
-            .first_failure()?;
-        write_marker(&dir, &updated_at)?;
+        self.land_snapshot(&set, &updated_at)?;
         Ok(self.describe(agent_type, scope, dir, Some(&cwd.to_path_buf())))
     }
 
