@@ -31,6 +31,7 @@ test: setup-test ui-test ui
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_settings_recall -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_dreams -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_sessions -- --ignored
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_agents -- --ignored
 
 # Release build: debug timings say nothing about what users get.
 bench:

@@ -49,6 +49,9 @@ const COMMANDS: &[&str] = &[
     "session_summary",
     "update_session_summary",
     "search_sessions",
+    "list_agents",
+    "initialize_agent",
+    "stage_snapshot_merge",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -53,6 +53,8 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::extract::ExtractOutcome::export_all_to(dir)?;
     engine::session_memory::SessionMemoryView::export_all_to(dir)?;
     engine::session_search::SessionHit::export_all_to(dir)?;
+    // Agents view (issue #11).
+    engine::agent_memory::AgentMemory::export_all_to(dir)?;
     export_rules(dir)
 }
 

@@ -78,6 +78,9 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::sessions::session_summary,
         commands::sessions::update_session_summary,
         commands::sessions::search_sessions,
+        commands::agents::list_agents,
+        commands::agents::initialize_agent,
+        commands::agents::stage_snapshot_merge,
     ])
 }
 

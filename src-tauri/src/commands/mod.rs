@@ -8,6 +8,7 @@
 //! reports as `name`), never by a path: [`crate::state::AppState::memory_dir`] turns it into the
 //! memory dir and refuses anything else, so the window cannot aim a read or a write elsewhere.
 
+pub mod agents;
 pub mod changes;
 pub mod dreams;
 pub mod editor;

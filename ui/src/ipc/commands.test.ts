@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 import { commands } from ".";
+import { agentsCommands } from "./agents";
 import { changesCommands } from "./changes";
 import { dreamsCommands } from "./dreams";
 import { editorCommands } from "./editor";
@@ -159,6 +160,7 @@ describe("the ipc files and the shell's commands", () => {
       dreamsCommands,
       changesCommands,
       sessionsCommands,
+      agentsCommands,
     ];
     const names = areas.flatMap((area) => Object.keys(area));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);

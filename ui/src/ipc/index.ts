@@ -12,6 +12,7 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
 import type { DreamFinished } from "./bindings/DreamFinished";
 import type { MemoryDirChanged } from "./bindings/MemoryDirChanged";
+import { agentsCommands } from "./agents";
 import { changesCommands } from "./changes";
 import { dreamsCommands } from "./dreams";
 import { editorCommands } from "./editor";
@@ -28,6 +29,9 @@ import { watchCommands } from "./watch";
 export { CommandError, toCommandError } from "./call";
 
 export type { Actor } from "./bindings/Actor";
+export type { AgentMemory } from "./bindings/AgentMemory";
+export type { AgentScope } from "./bindings/AgentScope";
+export type { SnapshotAction } from "./bindings/SnapshotAction";
 export type { AppInfo } from "./bindings/AppInfo";
 export type { ChangeSet } from "./bindings/ChangeSet";
 export type { ConflictDetails } from "./bindings/ConflictDetails";
@@ -101,6 +105,7 @@ export const commands = {
   ...dreamsCommands,
   ...changesCommands,
   ...sessionsCommands,
+  ...agentsCommands,
 };
 
 export const events = {

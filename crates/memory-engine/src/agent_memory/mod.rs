@@ -277,6 +277,19 @@ impl Engine {
         }
     }
 
+    /// `cwd` if it is the working dir of a project Claude Code has seen (what the app may name);
+    /// anything else is refused, so a window cannot aim agent-memory writes elsewhere.
+    pub fn known_project_dir(&self, cwd: &Path) -> Result<PathBuf> {
+        self.list_projects()?
+            .into_iter()
+            .filter_map(|p| p.path)
+            .find(|p| p == cwd)
+            .ok_or_else(|| Error::PathDenied {
+                path: cwd.to_path_buf(),
+                root: self.claude_home().join("projects"),
+            })
+    }
+
     /// Copies the snapshot into an agent dir that has no `*.md` yet, then writes the marker.
     pub fn initialize_agent_memory(
         &self,
