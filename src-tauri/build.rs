@@ -52,6 +52,11 @@ const COMMANDS: &[&str] = &[
     "list_agents",
     "initialize_agent",
     "stage_snapshot_merge",
+    "team_status",
+    "team_pull",
+    "team_push",
+    "set_team_remote",
+    "team_secrets",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

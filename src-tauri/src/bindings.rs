@@ -55,6 +55,10 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::session_search::SessionHit::export_all_to(dir)?;
     // Agents view (issue #11).
     engine::agent_memory::AgentMemory::export_all_to(dir)?;
+    engine::team::sync::TeamStatus::export_all_to(dir)?;
+    engine::team::sync::SyncReport::export_all_to(dir)?;
+    engine::config::ProjectTeamConfig::export_all_to(dir)?;
+    engine::secrets::SecretFinding::export_all_to(dir)?;
     export_rules(dir)
 }
 

@@ -81,6 +81,11 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::agents::list_agents,
         commands::agents::initialize_agent,
         commands::agents::stage_snapshot_merge,
+        commands::team::team_status,
+        commands::team::team_pull,
+        commands::team::team_push,
+        commands::team::set_team_remote,
+        commands::team::team_secrets,
     ])
 }
 

@@ -156,3 +156,69 @@ async fn an_updated_snapshot_is_merged_file_by_file_from_the_banner() {
         .expect("find")
         .is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, D-Bus, tauri-driver and WebKitWebDriver: see the module docs"]
+async fn team_memory_is_pushed_to_a_git_remote_from_the_team_tab_without_its_secret() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let home = work.path().join("claude-home");
+    let memory = home.join("projects").join("-home-ada-shop").join("memory");
+    fs::create_dir_all(memory.join("team")).expect("team");
+    fs::write(
+        memory.join("MEMORY.md"),
+        "- [Deploy](team/deploy.md) — how we deploy\n",
+    )
+    .expect("index");
+    fs::write(
+        memory.join("team/deploy.md"),
+        "---\nname: Deploy\ndescription: how we deploy\ntype: project\n---\nFly.io, staging first.\n",
+    )
+    .expect("deploy");
+    fs::write(
+        memory.join("team/ci.md"),
+        "---\nname: CI\ndescription: the CI token\ntype: reference\n---\ntoken ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    )
+    .expect("secret");
+    let remote = work.path().join("team.git");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "--bare"])
+        .arg(&remote)
+        .status()
+        .expect("git");
+    assert!(ok.success());
+
+    let driver = TauriDriver::start(work.path());
+    let client = driver.session(&home).await;
+    click(&client, "tr[data-project='-home-ada-shop'] td.project").await;
+    click_text(
+        &client,
+        "[role='tablist'][aria-label='Project'] button",
+        "Team",
+    )
+    .await;
+    wait_until_text(&client, "[data-testid='team-panel']", "Not synced").await;
+    wait_until_text(&client, "[data-testid='team-secrets']", "ci.md:6").await;
+    replace_text(
+        &client,
+        "[data-testid='team-remote']",
+        &remote.to_string_lossy(),
+    )
+    .await;
+    click_text(&client, "[data-testid='team-panel'] button", "Save").await;
+    wait_until_text(&client, "[data-testid='team-status']", "2 to push").await;
+    click(&client, "[data-testid='team-push']").await;
+    wait_until_text(&client, "[data-testid='team-report']", "Pushed 1 file.").await;
+    wait_until_text(&client, "[data-testid='team-report']", "Skipped ci.md").await;
+    screenshot(&client, "team.png").await;
+    let listed = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&remote)
+        .args(["ls-tree", "-r", "--name-only", "main"])
+        .output()
+        .expect("git ls-tree");
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout),
+        "deploy.md\n",
+        "the secret never left"
+    );
+}

@@ -191,6 +191,7 @@ impl TeamConfig {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectTeamConfig {
     pub remote: String,

@@ -226,6 +226,57 @@ fn starts_a_prefix(first: u8, second: u8) -> bool {
     PREFIX_STARTS[usize::from(first)][second / 64] & (1 << (second % 64)) != 0
 }
 
+/// A secret found in a file by [`scan_tree`].
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SecretFinding {
+    pub file: std::path::PathBuf,
+    pub line: usize,
+    pub rule: &'static str,
+}
+
+/// Every secret in the text files under `root` (itself if a file; symlinks not followed; files
+/// that are not UTF-8 text skipped), and the files that could not be read. Nothing is modified.
+pub fn scan_tree(root: &std::path::Path) -> (Vec<SecretFinding>, Vec<std::path::PathBuf>) {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() {
+            files.push(path);
+        } else if meta.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&path)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    files.sort();
+    let (mut findings, mut unreadable) = (Vec::new(), Vec::new());
+    for file in files {
+        let Ok(bytes) = std::fs::read(&file) else {
+            unreadable.push(file);
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        for found in scan_secrets(&text) {
+            findings.push(SecretFinding {
+                file: file.clone(),
+                line: found.line,
+                rule: found.rule,
+            });
+        }
+    }
+    (findings, unreadable)
+}
+
 /// Every secret in `text`, at most one per rule and line, in line order.
 pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
     let lines = LineIndex::new(text);

@@ -20,6 +20,7 @@ pub mod projects;
 pub mod recall;
 pub mod sessions;
 pub mod settings;
+pub mod team;
 #[cfg(test)]
 pub(crate) mod test_shell;
 pub mod watch;

@@ -25,6 +25,7 @@ import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
+import { teamCommands } from "./team";
 import { watchCommands } from "./watch";
 
 // Paths, not `new URL(..., import.meta.url)`: Vite rewrites that pattern into an asset URL.
@@ -161,6 +162,7 @@ describe("the ipc files and the shell's commands", () => {
       changesCommands,
       sessionsCommands,
       agentsCommands,
+      teamCommands,
     ];
     const names = areas.flatMap((area) => Object.keys(area));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);

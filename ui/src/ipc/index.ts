@@ -24,6 +24,7 @@ import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
+import { teamCommands } from "./team";
 import { watchCommands } from "./watch";
 
 export { CommandError, toCommandError } from "./call";
@@ -32,6 +33,9 @@ export type { Actor } from "./bindings/Actor";
 export type { AgentMemory } from "./bindings/AgentMemory";
 export type { AgentScope } from "./bindings/AgentScope";
 export type { SnapshotAction } from "./bindings/SnapshotAction";
+export type { TeamStatus } from "./bindings/TeamStatus";
+export type { SyncReport } from "./bindings/SyncReport";
+export type { SecretFinding } from "./bindings/SecretFinding";
 export type { AppInfo } from "./bindings/AppInfo";
 export type { ChangeSet } from "./bindings/ChangeSet";
 export type { ConflictDetails } from "./bindings/ConflictDetails";
@@ -106,6 +110,7 @@ export const commands = {
   ...changesCommands,
   ...sessionsCommands,
   ...agentsCommands,
+  ...teamCommands,
 };
 
 export const events = {

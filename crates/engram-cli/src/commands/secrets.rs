@@ -2,7 +2,7 @@
 //! under a directory; default: the project's memory dir) — transcripts included, read only.
 //! `--json` prints `[{"file", "line", "rule"}]`. Exit 1 when anything was found.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use memory_engine::Result;
 
@@ -24,37 +24,6 @@ pub enum SecretsCommand {
     },
 }
 
-#[derive(serde::Serialize)]
-struct Finding {
-    file: PathBuf,
-    line: usize,
-    rule: &'static str,
-}
-
-/// Files under `root` (itself if a file), symlinks not followed, sorted.
-fn files_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(path) = stack.pop() {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_file() {
-            out.push(path);
-        } else if meta.is_dir() {
-            stack.extend(
-                std::fs::read_dir(&path)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path()),
-            );
-        }
-    }
-    out.sort();
-    out
-}
-
 pub fn run(context: &Context, args: Args) -> Result<Status> {
     let SecretsCommand::Scan { path } = args.command;
     let root = match path {
@@ -64,23 +33,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     if !root.exists() {
         return Err(memory_engine::Error::NotFound(root));
     }
-    let mut findings = Vec::new();
-    for file in files_under(&root) {
-        // Binary files are not text a secret rule can read; they are skipped, not fatal.
-        let Ok(bytes) = std::fs::read(&file) else {
-            output::warning_line(&format!("{}: unreadable, skipped", file.display()));
-            continue;
-        };
-        let Ok(text) = String::from_utf8(bytes) else {
-            continue;
-        };
-        for found in memory_engine::secrets::scan_secrets(&text) {
-            findings.push(Finding {
-                file: file.clone(),
-                line: found.line,
-                rule: found.rule,
-            });
-        }
+    let (findings, unreadable) = memory_engine::secrets::scan_tree(&root);
+    for file in unreadable {
+        output::warning_line(&format!("{}: unreadable, skipped", file.display()));
     }
     if context.json() {
         output::print_json(&findings)?;

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::staging::{ChangeSource, StagedChangeSet};
 
 /// `engram team status --json`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamStatus {
@@ -41,6 +42,7 @@ pub struct TeamStatus {
 }
 
 /// What a pull or a push did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncReport {
@@ -53,6 +55,7 @@ pub struct SyncReport {
     pub commit: Option<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Skipped {
