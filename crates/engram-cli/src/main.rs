@@ -82,6 +82,8 @@ enum Command {
     Team(commands::team::Args),
     /// Scan files for secrets (API keys, tokens, private keys).
     Secrets(commands::secrets::Args),
+    /// Memory no session loads any more (old worktree keys, moved projects); merge it back.
+    Stranded(commands::stranded::Args),
 }
 
 fn main() -> ExitCode {
@@ -113,6 +115,7 @@ fn main() -> ExitCode {
         Command::Agents(args) => commands::agents::run(&context, args),
         Command::Team(args) => commands::team::run(&context, args),
         Command::Secrets(args) => commands::secrets::run(&context, args),
+        Command::Stranded(args) => commands::stranded::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

@@ -43,6 +43,7 @@ pub mod session_search;
 pub mod settings;
 pub mod staging;
 pub mod staleness;
+pub mod stranded;
 pub mod team;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;

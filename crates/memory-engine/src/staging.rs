@@ -37,6 +37,8 @@ pub enum ChangeSource {
     Snapshot,
     /// Team sync: a teammate's change that met a local one (a conflict to decide).
     Team,
+    /// Memory recovered from a stranded store (one no session loads any more).
+    Stranded,
     /// Claude Code's own dream, recorded as it happened (already applied; reviewable and
     /// undoable as one).
     #[serde(rename = "claude-dream")]
@@ -51,6 +53,8 @@ impl ChangeSource {
             ChangeSource::Extract => Actor::Extract,
             ChangeSource::Snapshot => Actor::Snapshot,
             ChangeSource::Team => Actor::Team,
+            // Taking stranded memory back is the person's own decision.
+            ChangeSource::Stranded => Actor::User,
             ChangeSource::ClaudeDream => Actor::ClaudeDream,
         }
     }

@@ -148,5 +148,6 @@ export const SOURCE_LABELS: Record<ChangeSource, string> = {
   extract: "an extraction",
   snapshot: "a snapshot merge",
   team: "team sync",
+  stranded: "a stranded store",
   "claude-dream": "Claude Code's own dream",
 };

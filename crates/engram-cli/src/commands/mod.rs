@@ -22,6 +22,7 @@ pub mod secrets;
 pub mod session_memory;
 pub mod sessions;
 pub mod show;
+pub mod stranded;
 pub mod team;
 pub mod transcript;
 pub mod r#where;

@@ -105,3 +105,43 @@ fn list_initialize_merge_and_publish_through_the_cli() {
     let published = s.json(&["agents", "publish", "code-reviewer"]);
     assert_eq!(published["published"], serde_json::json!(["style.md"]));
 }
+
+#[test]
+fn a_moved_projects_memory_is_listed_as_stranded_and_merged_back_after_review() {
+    let s = Sandbox::in_project("stranded").with_engram_home();
+    let gone = s.root().join("old-name");
+    let dir = s
+        .home()
+        .join(".claude/projects")
+        .join(memory_engine::paths::sanitize_path(&gone.to_string_lossy()));
+    fs::create_dir_all(dir.join("memory")).expect("memory");
+    let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null, "cwd": gone, "sessionId": "s",
+        "message": {"role": "user", "content": "hi"}});
+    fs::write(
+        dir.join("22222222-2222-4222-8222-222222222222.jsonl"),
+        format!("{line}\n"),
+    )
+    .expect("transcript");
+    fs::write(dir.join("memory/project_billing.md"), "---\nname: Billing\ndescription: billing rules\ntype: project\n---\nInvoices on the 1st.\n").expect("file");
+    let listed = s.json(&["stranded"]);
+    let row = &listed.as_array().expect("array")[0];
+    assert_has_keys(row, &["kind", "dir", "files", "live", "project"]);
+    assert_eq!(row["kind"], "moved-project");
+    assert_eq!(row["files"], serde_json::json!(["project_billing.md"]));
+    let into = s.root().join("new-memory");
+    fs::create_dir_all(&into).expect("into");
+    let staged = s.json(&[
+        "stranded",
+        "merge",
+        row["dir"].as_str().expect("dir"),
+        "--into",
+        &into.to_string_lossy(),
+    ]);
+    assert_eq!(staged["source"], "stranded");
+    assert!(
+        !into.join("project_billing.md").exists(),
+        "staged, not applied"
+    );
+    s.json(&["changes", "apply", staged["id"].as_str().expect("id")]);
+    assert!(into.join("project_billing.md").is_file());
+}
