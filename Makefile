@@ -3,6 +3,7 @@
 #
 #   make run    build the UI and start the desktop app
 #   make bench  time scan, index and lint on synthetic memory dirs against the raw-read floor
+#   make fuzz   libFuzzer over the parsers of outside input (FUZZ_SECONDS each, default 600)
 #   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, and
 #               the end-to-end test of the real app under Xvfb
 #
@@ -15,7 +16,7 @@ SHELL := bash
 CARGO_FEATURES := --features engram-app/custom-protocol
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --
 
-.PHONY: run test bench setup setup-test ui ui-test
+.PHONY: run test bench fuzz setup setup-test ui ui-test
 
 run: setup ui
 	cargo run --locked -p engram-app $(CARGO_FEATURES)
@@ -37,6 +38,10 @@ test: setup-test ui-test ui
 bench:
 	cargo build --release --locked -p engram-cli
 	cargo run --release --locked -p engram-bench
+
+# libFuzzer over every parser of outside input (FUZZ_SECONDS per target, default 600); nightly.
+fuzz:
+	scripts/fuzz.sh
 
 setup:
 	scripts/setup.sh

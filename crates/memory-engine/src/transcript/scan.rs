@@ -39,7 +39,8 @@ impl<'a> Scanner<'a> {
         let start = self.at;
         let mut escaped = false;
         loop {
-            let offset = memchr::memchr2(b'"', b'\\', &self.bytes[self.at..])?;
+            // `get`: an escape as the line's last byte leaves the cursor past the end.
+            let offset = memchr::memchr2(b'"', b'\\', self.bytes.get(self.at..)?)?;
             self.at += offset;
             if self.bytes[self.at] == b'\\' {
                 escaped = true;
@@ -316,6 +317,9 @@ mod tests {
             br#"{"type":1}"#,
             br#"{"ty\u0070e":"user"}"#,
             br#"{"isMeta":"yes"}"#,
+            // Found by `make fuzz`: an escape as the very last byte.
+            br#"{"type":"user","cwd":"\"#,
+            br#"{"a":"\"#,
             b"[1,2]",
         ] {
             assert!(
