@@ -707,3 +707,31 @@ fn the_stop_hook_returns_at_once_printing_nothing_and_extracts_in_the_background
         assert_eq!(stdout(&out), "", "{bad}");
     }
 }
+
+#[test]
+fn a_settings_file_with_a_bom_round_trips_and_one_with_comments_is_never_clobbered() {
+    let s = sandbox();
+    let with_bom = "\u{feff}{\n  \"model\": \"opus\"\n}\n";
+    fs::write(s.settings(), with_bom).expect("seed");
+    assert_eq!(exit_code(&s.run(&["hooks", "install"])), 0);
+    let installed = fs::read_to_string(s.settings()).expect("read");
+    assert!(installed.starts_with('\u{feff}'), "the BOM is kept");
+    assert!(installed.contains("hook stop"));
+    assert_eq!(exit_code(&s.run(&["hooks", "uninstall"])), 0);
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("read"),
+        with_bom,
+        "byte for byte"
+    );
+
+    let with_comments = "{\n  // my model\n  \"model\": \"opus\"\n}\n";
+    fs::write(s.settings(), with_comments).expect("seed");
+    let out = s.run(&["hooks", "install"]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("settings.json:2"), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(s.settings()).expect("read"),
+        with_comments,
+        "not clobbered"
+    );
+}

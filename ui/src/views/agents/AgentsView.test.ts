@@ -1,0 +1,49 @@
+import { fireEvent, render, screen } from "@testing-library/svelte";
+import { describe, expect, it } from "vitest";
+
+import type { AgentMemory } from "../../ipc";
+import { changeSet, stagedFile } from "../../testing/dreams";
+import { mockShell } from "../../testing/shell";
+import AgentsView from "./AgentsView.svelte";
+
+function agent(over: Partial<AgentMemory> = {}): AgentMemory {
+  return {
+    agentType: "code-reviewer",
+    scope: "project",
+    dir: "/w/repo/.claude/agent-memory/code-reviewer",
+    files: 2,
+    snapshot: "none",
+    snapshotUpdatedAt: null,
+    syncedFrom: "2026-11-01T00:00:00.000Z",
+    project: "/w/repo",
+    ...over,
+  };
+}
+
+describe("the Agents view", () => {
+  it("lists agents with their snapshot state and says nothing is pending when nothing is", async () => {
+    mockShell({ list_agents: () => [agent(), agent({ agentType: "planner", scope: "user", project: null, dir: "/h/.claude/agent-memory/planner" })] });
+    render(AgentsView);
+    expect(await screen.findByText("planner")).toBeTruthy();
+    expect(screen.queryByTestId("snapshot-banner")).toBeNull();
+  });
+
+  it("a changed snapshot raises a banner whose merge opens the review screen", async () => {
+    const staged = changeSet({ id: "c1", source: "snapshot", files: [stagedFile({ file: "style.md" })] });
+    const calls: unknown[] = [];
+    mockShell({
+      list_agents: () => [agent({ snapshot: "prompt-update", snapshotUpdatedAt: "2026-11-05T09:00:00.000Z" })],
+      stage_snapshot_merge: (args) => {
+        calls.push(args);
+        return staged;
+      },
+      change_set: () => staged,
+    });
+    render(AgentsView);
+    const banner = await screen.findByTestId("snapshot-banner");
+    expect(banner.textContent).toContain("code-reviewer");
+    await fireEvent.click(screen.getByTestId("review-merge"));
+    expect((await screen.findAllByText("style.md")).length).toBeGreaterThan(0);
+    expect(calls).toEqual([{ agentType: "code-reviewer", scope: "project", project: "/w/repo" }]);
+  });
+});
