@@ -14,6 +14,7 @@ mod concurrency;
 mod dream;
 mod extract;
 mod history;
+mod hostile;
 mod recall_hooks;
 mod search_fix;
 mod sessions;
