@@ -11,6 +11,7 @@ mod agents;
 mod claude_code;
 mod commands;
 mod concurrency;
+mod crash;
 mod dream;
 mod extract;
 mod history;
