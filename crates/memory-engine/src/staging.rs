@@ -284,6 +284,18 @@ impl Engine {
                     && (include_protected || !f.change.touches_protected_memory())
             })
             .collect();
+        if !include_protected {
+            // An index edit that drops the line of a protected change held back here is held
+            // back with it: otherwise the memory would vanish from the index (Claude Code's
+            // view of it) before anyone approved its deletion.
+            let held: Vec<&str> = staged
+                .files
+                .iter()
+                .filter(|f| f.change.touches_protected_memory())
+                .map(|f| f.change.file.as_str())
+                .collect();
+            selected.retain(|&i| !drops_line_of(&staged.files[i].change, &held));
+        }
         // A base that moved since the run read it is a conflict: that file is not written.
         selected.retain(|&i| {
             let file = &mut staged.files[i];
@@ -564,6 +576,30 @@ fn read_staged(path: &Path) -> Result<StagedChangeSet> {
     serde_json::from_str(&text).map_err(|e| Error::parse(path, Some(e.line()), e.to_string()))
 }
 
+/// Whether `change` is an index edit that removes the line of one of `files` (relative to the
+/// memory dir) which its previous content had.
+fn drops_line_of(change: &crate::changeset::FileChange, files: &[&str]) -> bool {
+    if files.is_empty()
+        || !(change.file == crate::index::INDEX_FILE || change.file.ends_with("/MEMORY.md"))
+    {
+        return false;
+    }
+    let dir = crate::index::parent_of(&change.file);
+    let linked = |text: Option<&str>| -> Vec<String> {
+        crate::index::parse_entries(text.unwrap_or(""))
+            .into_iter()
+            .map(|e| crate::index::join_rel(dir, &e.file))
+            .collect()
+    };
+    let (before, after) = (
+        linked(change.before.as_deref()),
+        linked(change.after.as_deref()),
+    );
+    files
+        .iter()
+        .any(|file| before.iter().any(|b| b == file) && !after.iter().any(|a| a == file))
+}
+
 /// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
 /// has decided every file, so the snapshot counts as merged (rejected files included — that was
 /// their decision) and Claude Code stops prompting for it.
@@ -681,7 +717,16 @@ mod tests {
                 .status
         };
         assert_eq!(status(&after, "user.md"), FileStatus::Pending);
-        assert_eq!(after.status, SetStatus::Pending, "one file still waits");
+        assert_eq!(
+            status(&after, "MEMORY.md"),
+            FileStatus::Pending,
+            "the index edit dropping user.md's line waits with the delete"
+        );
+        assert!(
+            fx.read("MEMORY.md").expect("index").contains("(user.md)"),
+            "the memory stays in the index until its deletion is approved"
+        );
+        assert_eq!(after.status, SetStatus::Pending, "files still wait");
         let dream_versions: Vec<_> = fx
             .engine
             .history(&fx.root, None)
@@ -689,7 +734,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.actor == Actor::Dream)
             .collect();
-        assert_eq!(dream_versions.len(), 3);
+        assert_eq!(dream_versions.len(), 2);
         assert!(
             dream_versions
                 .iter()
@@ -697,10 +742,10 @@ mod tests {
             "every version names its change set"
         );
 
-        // The person rejects the delete: the set is decided.
+        // The person rejects the delete and the index edit that went with it: the set is decided.
         let after = fx
             .engine
-            .reject_staged(&staged.id, &["user.md".to_owned()])
+            .reject_staged(&staged.id, &["user.md".to_owned(), "MEMORY.md".to_owned()])
             .expect("reject");
         assert_eq!(after.status, SetStatus::Applied);
         assert_eq!(
