@@ -57,6 +57,7 @@ const COMMANDS: &[&str] = &[
     "team_push",
     "set_team_remote",
     "team_secrets",
+    "redact_team_secrets",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

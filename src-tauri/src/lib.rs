@@ -86,6 +86,7 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::team::team_push,
         commands::team::set_team_remote,
         commands::team::team_secrets,
+        commands::team::redact_team_secrets,
     ])
 }
 

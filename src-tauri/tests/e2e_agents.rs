@@ -176,7 +176,7 @@ async fn team_memory_is_pushed_to_a_git_remote_from_the_team_tab_without_its_sec
     .expect("deploy");
     fs::write(
         memory.join("team/ci.md"),
-        "---\nname: CI\ndescription: the CI token\ntype: reference\n---\ntoken ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        "---\nname: CI\ndescription: the CI token\ntype: reference\n---\ntoken ghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n",
     )
     .expect("secret");
     let remote = work.path().join("team.git");
@@ -220,5 +220,43 @@ async fn team_memory_is_pushed_to_a_git_remote_from_the_team_tab_without_its_sec
         String::from_utf8_lossy(&listed.stdout),
         "deploy.md\n",
         "the secret never left"
+    );
+
+    // Redact it: a reviewed change; once accepted, the file pushes.
+    click(&client, "[data-testid='team-redact']").await;
+    click(&client, ".files [data-file='team/ci.md']").await;
+    let review = "[data-testid='review-file'][data-file='team/ci.md']";
+    wait_until_text(&client, review, "[REDACTED:github-pat]").await;
+    assert!(
+        fs::read_to_string(memory.join("team/ci.md"))
+            .expect("ci")
+            .contains("ghp_"),
+        "nothing changes before review"
+    );
+    screenshot(&client, "team-redact.png").await;
+    click(&client, &format!("{review} [data-testid='file-accept']")).await;
+    wait_for(
+        &client,
+        ".files [data-file='team/ci.md'][data-status='applied']",
+    )
+    .await;
+    assert!(fs::read_to_string(memory.join("team/ci.md"))
+        .expect("ci")
+        .ends_with("token [REDACTED:github-pat]\n"));
+    click_text(&client, ".crumb", "Team").await;
+    wait_for(&client, "[data-testid='team-panel'][aria-busy='false']").await;
+    wait_until_text(&client, "[data-testid='team-status']", "1 to push").await;
+    click(&client, "[data-testid='team-push']").await;
+    wait_until_text(&client, "[data-testid='team-status']", "0 to push").await;
+    screenshot(&client, "team-pushed.png").await;
+    let listed = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&remote)
+        .args(["ls-tree", "-r", "--name-only", "main"])
+        .output()
+        .expect("git ls-tree");
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout),
+        "ci.md\ndeploy.md\n"
     );
 }

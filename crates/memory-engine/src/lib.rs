@@ -34,6 +34,7 @@ pub mod memory_type;
 pub mod paths;
 pub mod projects;
 pub mod recall;
+pub mod redact;
 pub mod render;
 pub mod scan;
 pub mod search;

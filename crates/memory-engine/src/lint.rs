@@ -28,7 +28,7 @@ use crate::index::{
 };
 use crate::memdir::MemoryDir;
 use crate::scan::{self, SCAN_LINE_LIMIT};
-use crate::secrets::scan_secrets;
+use crate::secrets::{by_line, scan_secrets};
 
 pub(crate) mod duplicates;
 
@@ -209,8 +209,8 @@ fn check_file(file: &scan::ListedFile, buf: &mut Vec<u8>) -> FileCheck {
     }
     findings.extend(invalid_utf8(&file.rel, buf));
     let text = String::from_utf8_lossy(buf);
-    for secret in scan_secrets(&text) {
-        findings.push(secret_finding(&file.rel, secret.line, secret.rule));
+    for (line, rules) in by_line(&scan_secrets(&text)) {
+        findings.push(secret_finding(&file.rel, line, &rules));
     }
     if file.rel.starts_with("logs/") {
         return FileCheck {
@@ -260,13 +260,17 @@ fn invalid_utf8(file: &str, bytes: &[u8]) -> Option<Finding> {
     ))
 }
 
-fn secret_finding(file: &str, line: usize, rule: &str) -> Finding {
+/// One finding per line, naming every rule that matched on it.
+fn secret_finding(file: &str, line: usize, rules: &[&str]) -> Finding {
     finding(
         SECRET,
         Severity::Error,
         file,
         Some(line),
-        format!("looks like a credential ({rule}); never store secrets in memory"),
+        format!(
+            "looks like a credential ({}); never store secrets in memory",
+            rules.join(", ")
+        ),
     )
 }
 
@@ -331,17 +335,8 @@ fn lint_index(
             ));
         }
     }
-    for secret in scan_secrets(raw) {
-        findings.push(finding(
-            SECRET,
-            Severity::Error,
-            rel,
-            Some(secret.line),
-            format!(
-                "looks like a credential ({}); never store secrets in memory",
-                secret.rule
-            ),
-        ));
+    for (line, rules) in by_line(&scan_secrets(raw)) {
+        findings.push(secret_finding(rel, line, &rules));
     }
     let mut linked = HashSet::new();
     for entry in &loaded.entries {
@@ -756,9 +751,14 @@ mod tests {
                 ("logs/2026/01/2026-01-01.md", Some(3), Severity::Error)
             ]
         );
-        assert!(report
-            .by_rule(SECRET)
-            .all(|f| f.message.contains("aws-access-token")));
+        // `key: AKIA…` is an AWS key id, and a generic assignment of a secret to `key`: one
+        // finding for the line, naming both.
+        let messages: Vec<&str> = report.by_rule(SECRET).map(|f| f.message.as_str()).collect();
+        assert!(
+            messages[0].contains("(aws-access-token, generic-api-key)"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("(aws-access-token)"), "{messages:?}");
         assert!(report.has_errors());
     }
 

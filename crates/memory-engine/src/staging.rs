@@ -39,6 +39,8 @@ pub enum ChangeSource {
     Team,
     /// Memory recovered from a stranded store (one no session loads any more).
     Stranded,
+    /// Secrets replaced by `[REDACTED:<rule>]`, on the person's request.
+    Redaction,
     /// Claude Code's own dream, recorded as it happened (already applied; reviewable and
     /// undoable as one).
     #[serde(rename = "claude-dream")]
@@ -54,7 +56,7 @@ impl ChangeSource {
             ChangeSource::Snapshot => Actor::Snapshot,
             ChangeSource::Team => Actor::Team,
             // Taking stranded memory back is the person's own decision.
-            ChangeSource::Stranded => Actor::User,
+            ChangeSource::Stranded | ChangeSource::Redaction => Actor::User,
             ChangeSource::ClaudeDream => Actor::ClaudeDream,
         }
     }

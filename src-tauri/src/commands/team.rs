@@ -4,6 +4,7 @@
 
 use memory_engine::config::ProjectTeamConfig;
 use memory_engine::secrets::SecretFinding;
+use memory_engine::staging::StagedChangeSet;
 use memory_engine::team::sync::{SyncReport, TeamStatus};
 use tauri::State;
 
@@ -53,4 +54,16 @@ pub async fn team_secrets(
 ) -> Result<Vec<SecretFinding>> {
     let dir = state.memory_dir(&project)?;
     blocking(move || Ok(memory_engine::secrets::scan_tree(&dir.root().join("team")).0)).await
+}
+
+/// Stages the redaction of the secrets in the project's `team/` (each replaced by
+/// `[REDACTED:<rule>]`) for the review screen; `None` when there is none.
+#[tauri::command]
+pub async fn redact_team_secrets(
+    state: State<'_, AppState>,
+    project: String,
+) -> Result<Option<StagedChangeSet>> {
+    let engine = state.engine().clone();
+    let dir = state.memory_dir(&project)?;
+    blocking(move || engine.stage_redaction(dir.root(), &project, Some("team"))).await
 }

@@ -2,6 +2,7 @@
 
 import type { ProjectTeamConfig } from "./bindings/ProjectTeamConfig";
 import type { SecretFinding } from "./bindings/SecretFinding";
+import type { StagedChangeSet } from "./bindings/StagedChangeSet";
 import type { SyncReport } from "./bindings/SyncReport";
 import type { TeamStatus } from "./bindings/TeamStatus";
 import { call } from "./call";
@@ -16,4 +17,6 @@ export const teamCommands = {
   setTeamRemote: (project: string, remote: string) =>
     call<ProjectTeamConfig>("set_team_remote", { project, remote }),
   teamSecrets: (project: string) => call<SecretFinding[]>("team_secrets", { project }),
+  /** Stages [REDACTED:<rule>] for each secret in team/, for review; null when there is none. */
+  redactTeamSecrets: (project: string) => call<StagedChangeSet | null>("redact_team_secrets", { project }),
 };

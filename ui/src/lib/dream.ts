@@ -149,5 +149,6 @@ export const SOURCE_LABELS: Record<ChangeSource, string> = {
   snapshot: "a snapshot merge",
   team: "team sync",
   stranded: "a stranded store",
+  redaction: "a redaction you asked for",
   "claude-dream": "Claude Code's own dream",
 };

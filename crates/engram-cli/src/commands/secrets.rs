@@ -1,6 +1,10 @@
-//! `engram secrets scan [PATH]`: every secret the rules find in PATH (a file, or every text file
-//! under a directory; default: the project's memory dir) — transcripts included, read only.
-//! `--json` prints `[{"file", "line", "rule"}]`. Exit 1 when anything was found.
+//! `engram secrets scan [PATH]`: every secret the rules find in PATH (a file, or every file under a
+//! directory; default: the project's memory dir) — transcripts included, read only. `--json`
+//! prints `[{"file", "line", "rule"}]`. Exit 1 when anything was found.
+//!
+//! `engram secrets redact`: stages a change set replacing each secret in the memory dir with
+//! `[REDACTED:<rule>]`, for review (`engram changes`). `engram secrets rules`: the rules in use
+//! (gitleaks' and Engram's), and any that could not be used.
 
 use std::path::PathBuf;
 
@@ -17,15 +21,38 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SecretsCommand {
-    /// Scan a file or a directory tree for secrets
+    /// Scan a file or a directory tree for secrets (nothing is modified)
     Scan {
         /// A file or directory [default: the project's memory dir]
         path: Option<PathBuf>,
     },
+    /// Propose replacing every secret in the memory dir with [REDACTED:<rule>], for review
+    Redact,
+    /// List the detection rules: gitleaks' own, and Engram's additions
+    Rules,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleRow<'a> {
+    id: &'a str,
+    origin: memory_engine::secrets::RuleOrigin,
+    description: &'a str,
+    keywords: &'a [String],
+    /// Why the rule cannot be used; absent when it is in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<String>,
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
-    let SecretsCommand::Scan { path } = args.command;
+    match args.command {
+        SecretsCommand::Scan { path } => scan(context, path),
+        SecretsCommand::Redact => redact(context),
+        SecretsCommand::Rules => rules(context),
+    }
+}
+
+fn scan(context: &Context, path: Option<PathBuf>) -> Result<Status> {
     let root = match path {
         Some(path) => path,
         None => context.existing_memory_dir()?.root().to_path_buf(),
@@ -53,4 +80,62 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     } else {
         Status::Findings
     })
+}
+
+fn redact(context: &Context) -> Result<Status> {
+    let dir = context.existing_memory_dir()?;
+    let root = dir.root();
+    let project = root
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match context.engine.stage_redaction(root, &project, None)? {
+        Some(set) if context.json() => output::print_json(&set)?,
+        Some(set) => output::print(&format!(
+            "{}\nreview it: engram changes show {}\n",
+            set.summary, set.id
+        )),
+        None if context.json() => output::print_json(&serde_json::Value::Null)?,
+        None => output::print("no secrets found: nothing to redact\n"),
+    }
+    Ok(Status::Success)
+}
+
+fn rules(context: &Context) -> Result<Status> {
+    use memory_engine::secrets::{all_rules, skipped_rules, GITLEAKS_VERSION};
+    let skipped = skipped_rules();
+    let rows: Vec<RuleRow<'_>> = all_rules()
+        .iter()
+        .map(|rule| RuleRow {
+            id: &rule.id,
+            origin: rule.origin,
+            description: &rule.description,
+            keywords: rule.keywords(),
+            skipped: skipped
+                .iter()
+                .find(|(id, _)| *id == rule.id)
+                .map(|(_, why)| why.clone()),
+        })
+        .collect();
+    if context.json() {
+        output::print_json(&rows)?;
+        return Ok(Status::Success);
+    }
+    let mut text = format!(
+        "{} rules: gitleaks {GITLEAKS_VERSION} and Engram's own\n",
+        rows.len()
+    );
+    for row in &rows {
+        let origin = match row.origin {
+            memory_engine::secrets::RuleOrigin::Gitleaks => "gitleaks",
+            memory_engine::secrets::RuleOrigin::Engram => "engram",
+        };
+        text.push_str(&format!("{:<44} {origin}\n", row.id));
+    }
+    for (id, why) in &skipped {
+        text.push_str(&format!("skipped: {id}: {why}\n"));
+    }
+    output::print(&text);
+    Ok(Status::Success)
 }

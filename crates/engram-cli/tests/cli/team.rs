@@ -30,7 +30,7 @@ fn secrets_scan_reports_file_line_and_rule_and_never_modifies() {
     let s = Sandbox::in_project("secrets").with_engram_home();
     let dir = s.root().join("scan");
     fs::create_dir_all(dir.join("sub")).expect("dir");
-    let leaky = "notes\nkey: sk-ant-api03-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFAA\n";
+    let leaky = "notes\nkey: sk-ant-api03-Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7Xk9pQ2vL7mZ3wR8tY4nB6AA\n";
     fs::write(dir.join("sub/leak.jsonl"), leaky).expect("leak");
     fs::write(dir.join("clean.md"), "nothing here\n").expect("clean");
     let found = s.json_with_code(&["secrets", "scan", &dir.to_string_lossy()], 1);
@@ -94,4 +94,58 @@ fn team_sync_through_a_bare_repo_reports_status_in_the_documented_shape() {
         ),
         (Some(0), Some(0), Some(0))
     );
+}
+
+#[test]
+fn secrets_redact_stages_a_reviewed_change_and_rules_lists_gitleaks_ids() {
+    let s = Sandbox::in_project("redact").with_engram_home();
+    let memory = s.root().join("mem");
+    fs::create_dir_all(memory.join("team")).expect("team");
+    let token = format!("ghp_{}", "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7");
+    let leaky =
+        format!("---\nname: CI\ndescription: the CI\ntype: reference\n---\nmirror token {token}\n");
+    fs::write(memory.join("team/ci.md"), &leaky).expect("ci");
+    fs::write(memory.join("MEMORY.md"), "- [CI](team/ci.md) — the CI\n").expect("index");
+    let dir = memory.to_string_lossy().into_owned();
+
+    let set = s.json(&["secrets", "redact", "--memory-dir", &dir]);
+    assert_eq!(set["source"], "redaction", "{set}");
+    assert_eq!(set["files"].as_array().map(Vec::len), Some(1), "{set}");
+    assert!(
+        set["files"][0]["diff"]
+            .as_str()
+            .expect("diff")
+            .contains("+mirror token [REDACTED:github-pat]"),
+        "{set}"
+    );
+    assert_eq!(
+        fs::read_to_string(memory.join("team/ci.md")).expect("read"),
+        leaky
+    );
+    let id = set["id"].as_str().expect("id");
+    let out = s.run(&["changes", "apply", id, "--memory-dir", &dir]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(fs::read_to_string(memory.join("team/ci.md"))
+        .expect("read")
+        .ends_with("mirror token [REDACTED:github-pat]\n"));
+    let none = s.run(&["secrets", "redact", "--memory-dir", &dir]);
+    assert!(crate::support::stdout(&none).contains("nothing to redact"));
+    s.json_with_code(&["secrets", "scan", &dir], 0);
+
+    let rules = s.json(&["secrets", "rules"]);
+    let rules = rules.as_array().expect("rules");
+    assert_eq!(
+        rules.len(),
+        223,
+        "gitleaks' 222 and Claude Code's login tokens"
+    );
+    assert!(rules.iter().all(|r| r.get("skipped").is_none()));
+    for id in [
+        "github-pat",
+        "generic-api-key",
+        "private-key",
+        "anthropic-oauth-token",
+    ] {
+        assert!(rules.iter().any(|r| r["id"] == id), "{id}");
+    }
 }

@@ -56,7 +56,7 @@ use crate::lint::{Finding, Severity, INDEX_TOO_LARGE, INDEX_TOO_LONG, LONG_INDEX
 use crate::memdir::{governing_index, MemoryDir};
 use crate::memory_type::MemoryType;
 use crate::scan::{self, SCAN_LINE_LIMIT};
-use crate::secrets::scan_secrets;
+use crate::secrets::{by_line, scan_secrets};
 
 /// The rule of a flag for a file the dream could not read (not UTF-8, no permission): it is left
 /// out of every step.
@@ -587,15 +587,15 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
             let Some(text) = self.set.read(&file)? else {
                 continue;
             };
-            for secret in scan_secrets(&text) {
+            for (line, rules) in by_line(&scan_secrets(&text)) {
                 self.flag(
                     SECRET,
                     Severity::Error,
                     &file,
-                    Some(secret.line),
+                    Some(line),
                     format!(
                         "looks like a credential ({}); never store secrets in memory — left unchanged",
-                        secret.rule
+                        rules.join(", ")
                     ),
                 );
             }

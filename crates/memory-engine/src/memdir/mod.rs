@@ -553,17 +553,17 @@ fn confine(root: &Path, path: &Path) -> Result<()> {
 fn secret_warnings(rel: &str, name: &str, description: &str, body: &str) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
     for (field, text) in [("name", name), ("description", description), ("body", body)] {
-        for secret in crate::secrets::scan_secrets(text) {
+        for (line, rules) in crate::secrets::by_line(&crate::secrets::scan_secrets(text)) {
+            let rules = rules.join(", ");
             let place = if field == "body" {
-                format!("the body, line {}", secret.line)
+                format!("the body, line {line}")
             } else {
                 format!("the {field}")
             };
             if rel == "team" || rel.starts_with("team/") {
                 return Err(Error::InvalidInput(format!(
-                    "{rel}: {place} looks like a credential ({}); team memory is shared and \
-                     never holds secrets",
-                    secret.rule
+                    "{rel}: {place} looks like a credential ({rules}); team memory is shared \
+                     and never holds secrets"
                 )));
             }
             let also = if field == "description" {
@@ -572,8 +572,7 @@ fn secret_warnings(rel: &str, name: &str, description: &str, body: &str) -> Resu
                 ""
             };
             warnings.push(format!(
-                "{rel}: {place} looks like a credential ({}){also}",
-                secret.rule
+                "{rel}: {place} looks like a credential ({rules}){also}"
             ));
         }
     }

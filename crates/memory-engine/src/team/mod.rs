@@ -197,7 +197,7 @@ pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<Pat
             content.len()
         )));
     }
-    if let Some(secret) = crate::secrets::scan_secrets(content).first() {
+    if let Some(secret) = crate::secrets::scan_file(key, content.as_bytes()).first() {
         return Err(Error::InvalidInput(format!(
             "team file {key:?}: line {} matches secret rule {}; secrets never go into team memory",
             secret.line, secret.rule

@@ -263,8 +263,11 @@ impl Engine {
                 });
                 continue;
             }
-            if let Some(secret) = t.and_then(|t| crate::secrets::scan_secrets(t).into_iter().next())
-            {
+            if let Some(secret) = t.and_then(|t| {
+                crate::secrets::scan_file(key, t.as_bytes())
+                    .into_iter()
+                    .next()
+            }) {
                 report.skipped.push(Skipped {
                     file: key.clone(),
                     reason: format!(
@@ -364,7 +367,10 @@ impl Engine {
                 });
                 continue;
             }
-            if let Some(secret) = crate::secrets::scan_secrets(&content).into_iter().next() {
+            if let Some(secret) = crate::secrets::scan_file(&key, content.as_bytes())
+                .into_iter()
+                .next()
+            {
                 report.skipped.push(Skipped {
                     file: key,
                     reason: format!(
@@ -385,7 +391,11 @@ impl Engine {
             }
         }
         git.run(&["add", "-A", "."])?;
-        if git.run(&["status", "--porcelain"])?.trim().is_empty() {
+        // What this push changes on the remote: the report names those, not every file.
+        let changed = git.run(&["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
+        let changed: Vec<&str> = changed.split('\0').filter(|f| !f.is_empty()).collect();
+        report.files.retain(|file| changed.contains(&file.as_str()));
+        if changed.is_empty() {
             return Ok(report);
         }
         git.run(&[

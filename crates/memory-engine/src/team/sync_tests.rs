@@ -79,7 +79,7 @@ fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
     ada.write("deploy.md", DEPLOY);
     ada.write(
         "token.md",
-        "ci token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        "ci token ghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n",
     );
     assert_eq!(ada.status().ahead, 2);
     let pushed = ada.push();
@@ -107,7 +107,7 @@ fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
     // A file the team has, now holding a secret here, is not pushed — and not deleted there.
     bo.write(
         "deploy.md",
-        &format!("{DEPLOY}token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"),
+        &format!("{DEPLOY}token ghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n"),
     );
     let refused = bo.push();
     assert_eq!(refused.skipped.len(), 1, "{refused:?}");

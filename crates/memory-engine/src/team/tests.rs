@@ -176,7 +176,7 @@ fn safe_keys_are_accepted_and_written_inside_team() {
     let secret = write_team_file(
         &team,
         "token.md",
-        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        "token ghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n",
     )
     .expect_err("secret");
     assert!(secret.to_string().contains("secret rule"), "{secret}");

@@ -1,0 +1,605 @@
+//! Secret detection before a memory is saved or shared (`FORMATS.md` §9), with gitleaks' own
+//! rules: its generated default config, vendored unchanged with its licence and version
+//! (`gitleaks/`), plus Engram's additions in the same format (`engram.toml`: Claude Code's own
+//! `sk-ant-oat01-` / `sk-ant-ort01-` login tokens). Every finding is named by its rule id.
+//!
+//! A scan follows gitleaks' detector: keywords prefilter the rules (Aho-Corasick, case-insensitive),
+//! each triggered rule's regex runs over the text, the secret is the rule's `secretGroup` (else the
+//! first non-empty capture group, else the whole match), a finding whose secret's Shannon entropy
+//! is not above the rule's `entropy` is dropped, and the global and rule allowlists (regexes on the
+//! secret, match or line; stopwords in the secret) excuse findings. Rules with a `path` run only on
+//! files whose path matches (a path-only rule reports the file itself).
+//!
+//! Deliberately stricter than gitleaks, because these files are about to be shared: path and commit
+//! allowlists never excuse a finding (`rules::Allowlist`), and a `gitleaks:allow` comment is not
+//! honoured. Not done: gitleaks' decoding passes (base64, hex and percent-encoded text re-scanned).
+//!
+//! Used on every write into team memory (refused, rule named), on push (file skipped, reported), by
+//! the `secret` lint rule, on snapshot publish, and over any tree on demand (`engram secrets scan`,
+//! transcripts included: read only). [`redact`] replaces each secret with `[REDACTED:<rule>]`,
+//! for a change set the user reviews.
+
+mod rules;
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+pub use rules::{all_rules, skipped_rules, Rule, RuleOrigin, GITLEAKS_VERSION};
+use rules::{AllowTarget, Allowlist};
+
+/// A secret found in text: the rule that matched and the 1-based line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretMatch {
+    pub rule: &'static str,
+    pub line: usize,
+}
+
+/// A secret found in a file by [`scan_tree`].
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SecretFinding {
+    pub file: PathBuf,
+    pub line: usize,
+    pub rule: &'static str,
+}
+
+/// One finding with where its secret is, in bytes of the scanned text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    rule: &'static str,
+    line: usize,
+    secret: Range<usize>,
+}
+
+/// Every secret in `text`, at most one per rule and line, in line order. Rules that need a file
+/// path do not run (see [`scan_file`]).
+pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
+    matches_of(find(text.as_bytes(), None))
+}
+
+/// Every secret in the content of a file at `path` (its name as the rules see it: relative to
+/// the scanned root, `/`-separated), at most one per rule and line, in line order.
+pub fn scan_file(path: &str, content: &[u8]) -> Vec<SecretMatch> {
+    matches_of(find(content, Some(path)))
+}
+
+fn matches_of(found: Vec<Found>) -> Vec<SecretMatch> {
+    let mut matches: Vec<SecretMatch> = found
+        .into_iter()
+        .map(|f| SecretMatch {
+            rule: f.rule,
+            line: f.line,
+        })
+        .collect();
+    matches.sort_by_key(|m| (m.line, m.rule));
+    matches.dedup();
+    matches
+}
+
+/// Matches (as [`scan_secrets`] orders them) grouped by line: each line once, with its rules.
+pub fn by_line(matches: &[SecretMatch]) -> Vec<(usize, Vec<&'static str>)> {
+    let mut lines: Vec<(usize, Vec<&'static str>)> = Vec::new();
+    for m in matches {
+        match lines.last_mut() {
+            Some((line, rules)) if *line == m.line => rules.push(m.rule),
+            _ => lines.push((m.line, vec![m.rule])),
+        }
+    }
+    lines
+}
+
+/// `text` with every secret replaced by `[REDACTED:<rule>]`, and what was replaced. Secrets that
+/// overlap are replaced as one, named by the rule that found the first.
+pub fn redact(text: &str) -> (String, Vec<SecretMatch>) {
+    let mut found = find(text.as_bytes(), None);
+    found.retain(|f| !f.secret.is_empty());
+    found.sort_by_key(|f| (f.secret.start, std::cmp::Reverse(f.secret.end)));
+    let mut out = String::with_capacity(text.len());
+    let mut redacted = Vec::new();
+    let mut at = 0;
+    for f in &found {
+        // A byte range found in bytes mode may cut a UTF-8 character; widen it to whole ones.
+        let start = floor_char_boundary(text, f.secret.start);
+        if start < at {
+            continue; // inside the previous replacement
+        }
+        let end = ceil_char_boundary(text, f.secret.end);
+        out.push_str(&text[at..start]);
+        out.push_str(&format!("[REDACTED:{}]", f.rule));
+        at = end;
+        redacted.push(SecretMatch {
+            rule: f.rule,
+            line: f.line,
+        });
+    }
+    out.push_str(&text[at..]);
+    (out, redacted)
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Every secret in the files under `root` (itself if a file; symlinks not followed), named
+/// relative to `root` for the rules that look at paths, and the files that could not be read.
+/// Files are scanned as bytes, so text in any encoding is covered. Nothing is modified.
+pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_file() {
+            files.push(path);
+        } else if meta.is_dir() {
+            stack.extend(
+                std::fs::read_dir(&path)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    files.sort();
+    let (mut findings, mut unreadable) = (Vec::new(), Vec::new());
+    for file in files {
+        let Ok(bytes) = std::fs::read(&file) else {
+            unreadable.push(file);
+            continue;
+        };
+        let name = match file.strip_prefix(root) {
+            Ok(relative) if !relative.as_os_str().is_empty() => relative,
+            _ => file.file_name().map(Path::new).unwrap_or(&file),
+        };
+        let name = name.to_string_lossy().replace('\\', "/");
+        for found in scan_file(&name, &bytes) {
+            findings.push(SecretFinding {
+                file: file.clone(),
+                line: found.line,
+                rule: found.rule,
+            });
+        }
+    }
+    (findings, unreadable)
+}
+
+/// The detector (see the module comment).
+fn find(text: &[u8], path: Option<&str>) -> Vec<Found> {
+    let set = rules::rule_set();
+    let lines = LineIndex::new(text);
+    let mut triggered = vec![false; set.rules.len()];
+    for index in &set.always {
+        triggered[*index] = true;
+    }
+    for hit in set.prefilter.find_overlapping_iter(text) {
+        for index in &set.keyword_rules[hit.pattern().as_usize()] {
+            triggered[*index] = true;
+        }
+    }
+    let mut found = Vec::new();
+    for (rule, _) in set.rules.iter().zip(&triggered).filter(|(_, on)| **on) {
+        // A rule that cannot be compiled is skipped here and listed by `skipped_rules`.
+        let Ok(compiled) = rule.compiled() else {
+            continue;
+        };
+        if let Some(path_regex) = &compiled.path {
+            let Some(path) = path else { continue };
+            if !path_regex.is_match(path.as_bytes()) {
+                continue;
+            }
+            if compiled.regex.is_none() {
+                found.push(Found {
+                    rule: &rule.id,
+                    line: 1,
+                    secret: 0..0,
+                });
+                continue;
+            }
+        }
+        let Some(regex) = &compiled.regex else {
+            continue;
+        };
+        for captures in regex.captures_iter(text) {
+            let whole = captures.get(0).expect("group 0 is the match").range();
+            let whole = trim_newlines(text, whole);
+            let secret = secret_of(rule, &captures).unwrap_or(whole.clone());
+            if rule.entropy != 0.0 && shannon_entropy(&text[secret.clone()]) <= rule.entropy {
+                continue;
+            }
+            let line_span = lines.line_span(whole.clone());
+            let target = |allowlist: &Allowlist| match allowlist.target() {
+                AllowTarget::Secret => &text[secret.clone()],
+                AllowTarget::Match => &text[whole.clone()],
+                AllowTarget::Line => &text[line_span.clone()],
+            };
+            let allowed = set
+                .global
+                .iter()
+                .chain(&compiled.allowlists)
+                .any(|a| a.allows(&text[secret.clone()], target(a)));
+            if !allowed {
+                found.push(Found {
+                    rule: &rule.id,
+                    line: lines.line_of(whole.start),
+                    secret,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// gitleaks trims newlines from both ends of a match.
+fn trim_newlines(text: &[u8], mut range: Range<usize>) -> Range<usize> {
+    while range.start < range.end && text[range.start] == b'\n' {
+        range.start += 1;
+    }
+    while range.end > range.start && text[range.end - 1] == b'\n' {
+        range.end -= 1;
+    }
+    range
+}
+
+/// The secret within a match: the rule's `secretGroup`, else the first non-empty capture group;
+/// `None` when the pattern has no groups (the whole match is the secret).
+fn secret_of(rule: &Rule, captures: &regex::bytes::Captures<'_>) -> Option<Range<usize>> {
+    if captures.len() < 2 {
+        return None;
+    }
+    if rule.secret_group > 0 {
+        return Some(
+            captures
+                .get(rule.secret_group)
+                .map_or(0..0, |group| group.range()),
+        );
+    }
+    (1..captures.len())
+        .filter_map(|i| captures.get(i))
+        .find(|group| !group.is_empty())
+        .map(|group| group.range())
+}
+
+/// Shannon entropy in bits per character, as gitleaks computes it: characters counted as Unicode
+/// scalar values (each invalid byte as one replacement character), divided by the byte length.
+fn shannon_entropy(data: &[u8]) -> f64 {
+    if data.is_empty() {
+        return 0.0;
+    }
+    let mut counts = std::collections::HashMap::<char, usize>::new();
+    for chunk in data.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            *counts.entry(c).or_default() += 1;
+        }
+        for _ in chunk.invalid() {
+            *counts.entry(char::REPLACEMENT_CHARACTER).or_default() += 1;
+        }
+    }
+    let inverse_length = 1.0 / data.len() as f64;
+    counts
+        .values()
+        .map(|count| {
+            let frequency = *count as f64 * inverse_length;
+            -frequency * frequency.log2()
+        })
+        .sum()
+}
+
+/// Byte offset → 1-based line. The line starts are found on the first lookup: most texts hold
+/// no secret and never need them.
+struct LineIndex<'a> {
+    text: &'a [u8],
+    starts: std::cell::OnceCell<Vec<usize>>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a [u8]) -> Self {
+        LineIndex {
+            text,
+            starts: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn starts(&self) -> &[usize] {
+        self.starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(memchr::memchr_iter(b'\n', self.text).map(|i| i + 1));
+            starts
+        })
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts().partition_point(|&s| s <= offset)
+    }
+
+    /// The whole lines a range touches, without the final newline.
+    fn line_span(&self, range: Range<usize>) -> Range<usize> {
+        let starts = self.starts();
+        let first = starts[self.line_of(range.start) - 1];
+        let last_line = self.line_of(range.end.saturating_sub(1).max(range.start));
+        let end = starts
+            .get(last_line)
+            .map_or(self.text.len(), |next| next - 1);
+        first..end.max(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(text: &str) -> Vec<&'static str> {
+        scan_secrets(text).into_iter().map(|m| m.rule).collect()
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Samples {
+        sample: Vec<Sample>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Sample {
+        rule: String,
+        path: Option<String>,
+        tp: String,
+        near_miss: String,
+        near_miss_path: Option<String>,
+        near_miss_is: String,
+    }
+
+    fn fired(path: Option<&str>, text: &str) -> Vec<&'static str> {
+        let found = match path {
+            Some(path) => scan_file(path, text.as_bytes()),
+            None => scan_secrets(text),
+        };
+        found.into_iter().map(|m| m.rule).collect()
+    }
+
+    #[test]
+    fn every_rule_is_read_and_compiles_none_skipped() {
+        let gitleaks = all_rules()
+            .iter()
+            .filter(|r| r.origin == RuleOrigin::Gitleaks)
+            .count();
+        assert_eq!(gitleaks, 222, "the vendored gitleaks.toml holds 222 rules");
+        assert!(all_rules()
+            .iter()
+            .any(|r| r.id == "anthropic-oauth-token" && r.origin == RuleOrigin::Engram));
+        assert_eq!(skipped_rules(), Vec::<(&str, String)>::new());
+        let mut ids: Vec<&str> = all_rules().iter().map(|r| r.id.as_str()).collect();
+        ids.sort_unstable();
+        let before = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), before, "rule ids are unique");
+    }
+
+    /// `samples.toml`: for every rule a true positive it reports and a near miss it does not.
+    #[test]
+    fn every_rule_finds_its_true_positive_and_not_its_near_miss() {
+        let samples: Samples =
+            toml::from_str(include_str!("samples.toml")).expect("samples.toml parses");
+        let mut missing: Vec<&str> = Vec::new();
+        for rule in all_rules() {
+            let Some(sample) = samples.sample.iter().find(|s| s.rule == rule.id) else {
+                missing.push(&rule.id);
+                continue;
+            };
+            let path = sample.path.as_deref();
+            assert!(
+                fired(path, &sample.tp).contains(&rule.id.as_str()),
+                "{}: the true positive {:?} is not found",
+                rule.id,
+                sample.tp
+            );
+            let near_path = sample.near_miss_path.as_deref().or(path);
+            assert!(
+                !fired(near_path, &sample.near_miss).contains(&rule.id.as_str()),
+                "{}: the near miss ({}) {:?} is reported",
+                rule.id,
+                sample.near_miss_is,
+                sample.near_miss
+            );
+            assert_ne!(
+                (path, sample.tp.as_str()),
+                (near_path, sample.near_miss.as_str())
+            );
+            // In a memory file, among other lines, the true positive is still found, on its line.
+            if path.is_none() && !sample.tp.contains('\n') {
+                let note = format!("# Notes\n\nsetup:\n{}\n\ndone.\n", sample.tp);
+                assert!(
+                    scan_secrets(&note)
+                        .iter()
+                        .any(|m| m.rule == rule.id && m.line == 4),
+                    "{}: not found inside a note",
+                    rule.id
+                );
+            }
+        }
+        assert!(missing.is_empty(), "rules without samples: {missing:?}");
+        for sample in &samples.sample {
+            assert!(
+                all_rules().iter().any(|r| r.id == sample.rule),
+                "a sample of no rule: {}",
+                sample.rule
+            );
+        }
+    }
+
+    // Claude Code's own tokens, assembled at run time so this file does not trip scanners.
+    #[test]
+    fn claude_code_login_tokens_are_found_but_prose_about_them_is_not() {
+        let body = "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0".repeat(3);
+        for prefix in ["sk-ant-oat01-", "sk-ant-ort01-"] {
+            let line = format!("export CLAUDE_CODE_OAUTH_TOKEN=\"{prefix}{body}\"");
+            assert!(
+                rules(&line).contains(&"anthropic-oauth-token"),
+                "{prefix}: {:?}",
+                rules(&line)
+            );
+        }
+        let prose =
+            "Claude Code's login tokens start with `sk-ant-oat01-`; refresh ones `sk-ant-ort01-…`.";
+        assert!(rules(prose).is_empty(), "{:?}", rules(prose));
+    }
+
+    #[test]
+    fn repeated_begin_lines_are_scanned_in_linear_time_and_still_find_the_key() {
+        // 2 MB of BEGIN lines, then one real key.
+        let mut text = "-----BEGIN PRIVATE KEY-----\n".repeat(2_000_000 / 28);
+        text.push_str(&format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n",
+            "MIIEowIBAAKCAQEAx7Kd9".repeat(8)
+        ));
+        assert!(rules(&text).contains(&"private-key"));
+        // Not a timing assertion (machines here are shared): the regex engine is linear in the
+        // text, which this size makes obvious if it is not.
+    }
+
+    #[test]
+    fn ordinary_prose_and_the_real_memory_fixtures_hold_no_secret() {
+        let prose = "\
+A task-based workflow; ask-anything sessions. Keys look like `sk-ant-…` or `ghp_…`.
+Use AKIA-style IDs only in docs. The hf_ prefix marks Hugging Face tokens.
+Run `npm_config_cache=/tmp npm ci`. Put -----BEGIN RSA PRIVATE KEY----- headers in PEM files.
+The API key lives in the vault; the token expires after an hour; auth is OAuth.
+Stripe test mode uses sk_test_ keys. Slack hooks live at hooks.slack.com/services/…
+The AccountKey= value must come from the vault. risk-adjusted, desk-level, disk-space.
+";
+        assert!(scan_secrets(prose).is_empty(), "{:?}", scan_secrets(prose));
+        for project in ["stockerly", "claude-code-2.1.330"] {
+            let dir = crate::testing::fixtures::real_memory(project);
+            let (findings, unreadable) = scan_tree(&dir);
+            assert!(findings.is_empty(), "{findings:?}");
+            assert!(unreadable.is_empty());
+        }
+    }
+
+    #[test]
+    fn one_match_per_rule_and_line_in_line_order() {
+        let key = format!("ghp_{}", "aB3dE5xZ".repeat(4) + "q7W2");
+        let aws = "AKIA".to_string() + "QYLPMN5HHHFPZAM2";
+        let text = format!("{key} {key}\n\n{aws}\n");
+        assert_eq!(
+            scan_secrets(&text),
+            vec![
+                SecretMatch {
+                    rule: "github-pat",
+                    line: 1
+                },
+                SecretMatch {
+                    rule: "aws-access-token",
+                    line: 3
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn redaction_replaces_the_secret_and_keeps_the_rest() {
+        let key = format!("ghp_{}", "aB3dE5xZ".repeat(4) + "q7W2");
+        let text =
+            format!("# Deploy\n\nUse token {key} for the mirror.\nNothing else — ünïcode kept.\n");
+        let (redacted, replaced) = redact(&text);
+        assert_eq!(
+            redacted,
+            "# Deploy\n\nUse token [REDACTED:github-pat] for the mirror.\nNothing else — ünïcode kept.\n"
+        );
+        assert_eq!(
+            replaced,
+            [SecretMatch {
+                rule: "github-pat",
+                line: 3
+            }]
+        );
+        assert!(
+            scan_secrets(&redacted).is_empty(),
+            "{:?}",
+            scan_secrets(&redacted)
+        );
+        let (again, none) = redact(&redacted);
+        assert_eq!((again.as_str(), none.len()), (redacted.as_str(), 0));
+        // A generic assignment keeps its name: only the value (the secret group) goes.
+        let (generic, _) = redact("DB_PASSWORD=Tz8qW3vK9mX2pL5r\n");
+        assert_eq!(generic, "DB_PASSWORD=[REDACTED:generic-api-key]\n");
+    }
+
+    #[test]
+    fn a_path_never_excuses_a_secret_and_path_rules_need_their_path() {
+        // gitleaks allowlists github-pat in `@octokit/auth-token/README.md`; shared memory is
+        // never excused by a file name.
+        let key = format!("ghp_{}", "aB3dE5xZ".repeat(4) + "q7W2");
+        let found = scan_file("node_modules/@octokit/auth-token/README.md", key.as_bytes());
+        assert_eq!(
+            found.iter().map(|m| m.rule).collect::<Vec<_>>(),
+            ["github-pat"]
+        );
+        // A path-only rule reports the file by its name alone, and only with a path.
+        assert_eq!(
+            scan_file("team/certs/client.pfx", b"binary")
+                .iter()
+                .map(|m| m.rule)
+                .collect::<Vec<_>>(),
+            ["pkcs12-file"]
+        );
+        assert!(scan_secrets("client.pfx").is_empty());
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_still_scanned() {
+        let mut bytes = b"\xff\xfe garbage \xc3(\n".to_vec();
+        bytes.extend_from_slice(format!("ghp_{}", "aB3dE5xZ".repeat(4) + "q7W2").as_bytes());
+        bytes.extend_from_slice(b"\n\x80\x81");
+        assert_eq!(
+            scan_file("notes.md", &bytes),
+            [SecretMatch {
+                rule: "github-pat",
+                line: 2
+            }]
+        );
+    }
+
+    #[test]
+    fn go_braces_that_open_no_repetition_are_made_literal() {
+        use rules::from_go_syntax;
+        assert_eq!(from_go_syntax(r"a{2,3}b{4}c{5,}"), r"a{2,3}b{4}c{5,}");
+        assert_eq!(
+            from_go_syntax(r"import[ \t]+{[ \t\w,]+}[ \t]+from"),
+            r"import[ \t]+\{[ \t\w,]+}[ \t]+from"
+        );
+        assert_eq!(from_go_syntax(r"\$?{{[^}]+}}"), r"\$?\{\{[^}]+}}");
+        assert_eq!(from_go_syntax(r"[{]\{x[[:alnum:]{]"), r"[{]\{x[[:alnum:]{]");
+        assert_eq!(from_go_syntax(r"[]{]{"), r"[]{]\{");
+        // Where gitleaks' config needs it: two rules' allowlists.
+        let config = include_str!("gitleaks/gitleaks.toml");
+        let changed = config
+            .lines()
+            .filter(|line| line.starts_with("    '''") || line.starts_with("regex = "))
+            .filter(|line| matches!(from_go_syntax(line), std::borrow::Cow::Owned(_)))
+            .count();
+        // The global allowlist's `${1}` / `${NAME}` placeholders, generic-api-key's `import {…}
+        // from`, curl-auth-user's `{{…}}` templates.
+        assert_eq!(changed, 4);
+    }
+
+    #[test]
+    fn shannon_entropy_matches_gitleaks() {
+        assert_eq!(shannon_entropy(b""), 0.0);
+        assert_eq!(shannon_entropy(b"aaaa"), 0.0);
+        assert!((shannon_entropy(b"ab") - 1.0).abs() < 1e-12);
+        assert!((shannon_entropy(b"abcd") - 2.0).abs() < 1e-12);
+        // gitleaks divides by the byte length: "é" (2 bytes) alone has a count of 1 in 2.
+        assert!((shannon_entropy("é".as_bytes()) - 0.5).abs() < 1e-12);
+    }
+}
