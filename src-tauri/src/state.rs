@@ -72,7 +72,7 @@ impl AppState {
     /// one plain name (a path, `..`, a separator) is refused, so the window can only ever reach
     /// the memory dirs of the home Engram reads.
     pub fn memory_dir(&self, project: &str) -> Result<MemoryDir, memory_engine::Error> {
-        let root = self.engine.project_memory_dir_checked(project)?;
+        let root = self.engine.memory_store_dir_checked(project)?;
         Ok(self.engine.memory_dir(root))
     }
 

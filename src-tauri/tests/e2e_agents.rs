@@ -155,6 +155,51 @@ async fn an_updated_snapshot_is_merged_file_by_file_from_the_banner() {
         .await
         .expect("find")
         .is_empty());
+
+    // The agent's memory opens like a project's: its files, the editor, its index.
+    click(
+        &client,
+        "tr[data-agent='code-reviewer'] [data-testid='open-agent']",
+    )
+    .await;
+    wait_until_text(
+        &client,
+        "[data-testid='agent-scope']",
+        "project agent memory",
+    )
+    .await;
+    click(&client, "[data-file='style.md']").await;
+    wait_for(&client, "[data-testid='memory-pane'][data-file='style.md']").await;
+    click_text(
+        &client,
+        "[role='tablist'][aria-label='View'] button",
+        "Edit",
+    )
+    .await;
+    wait_for(&client, "[data-testid='editor']").await;
+    replace_text(
+        &client,
+        "textarea[name='body']",
+        "Be terse, cite lines, suggest a fix.",
+    )
+    .await;
+    click_text(&client, "[data-testid='editor'] footer button", "Save").await;
+    let saved = wait_until(|| {
+        let text = fs::read_to_string(agent.join("style.md")).unwrap_or_default();
+        text.contains("suggest a fix").then_some(text)
+    })
+    .await;
+    assert!(saved.contains("name: Style"), "{saved}");
+    screenshot(&client, "agent-memory.png").await;
+    let tabs = client
+        .find_all(fantoccini::Locator::Css(
+            "[role='tablist'][aria-label='Project'] button",
+        ))
+        .await
+        .expect("tabs");
+    assert_eq!(tabs.len(), 3, "memories, index and recall only");
+    click_text(&client, ".crumb", "Agents").await;
+    wait_for(&client, "[data-testid='agents-view']").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

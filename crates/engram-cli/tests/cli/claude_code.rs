@@ -4,7 +4,9 @@
 //! - Claude Code and Engram agree on where a project's memory dir is;
 //! - a memory Engram writes reaches the model's request the way Claude Code loads it;
 //! - a memory Claude Code writes (its two-step protocol, through its own `Write` tool, stamped
-//!   with its metadata) is read by Engram: listed, typed, indexed, lint-clean.
+//!   with its metadata) is read by Engram: listed, typed, indexed, lint-clean;
+//! - agent memory Engram initialised from a team's snapshot is what Claude Code loads for that
+//!   agent (`--agent`, the agent's `memory: project`).
 //!
 //! `make test` sets `ENGRAM_TEST_CLAUDE`, so there a missing binary fails; elsewhere the tests are
 //! skipped when no `claude` is found.
@@ -320,5 +322,76 @@ fn the_stop_hook_skips_a_turn_where_claude_code_wrote_memory_itself() {
         files,
         ["feedback_tabs.md"],
         "Engram added nothing of its own"
+    );
+}
+
+#[test]
+fn agent_memory_engram_initialises_from_a_snapshot_reaches_the_agents_model_request() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    let project = s.project();
+    // A project agent with project-scoped memory, and the team's committed snapshot of it.
+    fs::create_dir_all(project.join(".claude/agents")).expect("agents");
+    fs::write(
+        project.join(".claude/agents/code-reviewer.md"),
+        "---\nname: code-reviewer\ndescription: Reviews diffs for the ledger\nmemory: project\n---\nYou review code changes.\n",
+    )
+    .expect("agent");
+    let snapshot = project.join(".claude/agent-memory-snapshots/code-reviewer");
+    fs::create_dir_all(&snapshot).expect("snapshot");
+    fs::write(
+        snapshot.join("snapshot.json"),
+        "{\"updatedAt\": \"2026-11-01T09:00:00.000Z\"}\n",
+    )
+    .expect("snapshot.json");
+    fs::write(
+        snapshot.join("MEMORY.md"),
+        "- [Money types](money_types.md) — Amounts are Decimal in cents, never floats\n",
+    )
+    .expect("index");
+    fs::write(
+        snapshot.join("money_types.md"),
+        "---\nname: Money types\ndescription: Amounts are Decimal in cents, never floats\ntype: project\n---\nFlag any float in a money path.\n",
+    )
+    .expect("topic");
+
+    let agents = engram(&s, &["agents"]);
+    let row = agents
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["agentType"] == "code-reviewer" && r["scope"] == "project")
+        .unwrap_or_else(|| panic!("the project agent is listed: {agents}"))
+        .clone();
+    assert_eq!(row["snapshot"], "initialize", "{row}");
+    engram(&s, &["agents", "sync", "code-reviewer", "--initialize"]);
+    let local = project.join(".claude/agent-memory/code-reviewer");
+    assert!(local.join("money_types.md").is_file());
+    assert!(local.join(".snapshot-synced.json").is_file());
+
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Reviewed."));
+    let prompt = "Review the change to totals.py";
+    let out = s.claude_turn(
+        &claude,
+        &server.url(),
+        prompt,
+        &["--agent", "code-reviewer"],
+    );
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let requests = server.requests();
+    let turn = turn_request(&requests, prompt);
+    assert!(
+        turn.body
+            .contains("[Money types](money_types.md) — Amounts are Decimal in cents, never floats"),
+        "Claude Code did not load the agent memory Engram initialised: {}",
+        &turn.body[..turn.body.len().min(6000)]
+    );
+    assert!(
+        turn.body.contains(local.to_str().expect("utf-8 path")),
+        "the request names the agent memory dir {}",
+        local.display()
     );
 }

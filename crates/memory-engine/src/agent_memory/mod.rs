@@ -87,6 +87,26 @@ pub struct AgentMemory {
     pub synced_from: Option<String>,
     /// The project's working dir (project and local scopes).
     pub project: Option<PathBuf>,
+    /// How the app names this dir where it names a project's memory dir (to browse, edit, lint,
+    /// recall and keep history with the same commands): see [`Engine::memory_store_dir_checked`].
+    pub store: String,
+}
+
+/// The prefix of an agent memory store's name: `agent:<scope>:<dir name>:<working dir>` (the
+/// working dir empty for the user scope). Project folder names never hold a `:` (Claude Code
+/// replaces every character but letters and digits), so the two kinds of names cannot meet.
+const STORE_PREFIX: &str = "agent:";
+
+fn store_name(scope: AgentScope, dir_name: &str, cwd: Option<&Path>) -> String {
+    let scope = match scope {
+        AgentScope::User => "user",
+        AgentScope::Project => "project",
+        AgentScope::Local => "local",
+    };
+    let cwd = cwd
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{STORE_PREFIX}{scope}:{dir_name}:{cwd}")
 }
 
 /// The dir name of an agent type: `:` → `-` (a plugin's `plugin:agent`).
@@ -265,15 +285,48 @@ impl Engine {
             },
             None => (SnapshotAction::None, None, synced_from(&dir)),
         };
+        let store = store_name(
+            scope,
+            &agent_type.replace(':', "-"),
+            cwd.map(PathBuf::as_path),
+        );
         AgentMemory {
             agent_type: agent_type.to_owned(),
             scope,
+            store,
             dir,
             files,
             snapshot,
             snapshot_updated_at,
             synced_from,
             project: cwd.cloned(),
+        }
+    }
+
+    /// The memory dir a store name stands for: a project's folder name (its memory dir, checked
+    /// as [`Engine::project_memory_dir_checked`] does) or an agent memory store
+    /// ([`AgentMemory::store`]), whose working dir must be a project Claude Code has seen. Any
+    /// other name is refused: the app reaches only these dirs.
+    pub fn memory_store_dir_checked(&self, name: &str) -> Result<PathBuf> {
+        let Some(agent) = name.strip_prefix(STORE_PREFIX) else {
+            return self.project_memory_dir_checked(name);
+        };
+        let invalid = || Error::InvalidInput(format!("{name:?} names no agent memory"));
+        let mut parts = agent.splitn(3, ':');
+        let (Some(scope), Some(dir), Some(cwd)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(invalid());
+        };
+        let scope: AgentScope = scope.parse()?;
+        if dir_name(dir)? != dir {
+            return Err(invalid());
+        }
+        match (scope, cwd.is_empty()) {
+            (AgentScope::User, true) => self.agent_memory_dir(dir, scope, Path::new("")),
+            (AgentScope::User, false) | (_, true) => Err(invalid()),
+            (_, false) => {
+                let cwd = self.known_project_dir(Path::new(cwd))?;
+                self.agent_memory_dir(dir, scope, &cwd)
+            }
         }
     }
 
@@ -447,7 +500,10 @@ impl Engine {
         fs::create_dir_all(&snapshot).at(&snapshot)?;
         let mut writes = Vec::new();
         for (name, content) in files.into_iter().filter(|(n, _)| n.ends_with(".md")) {
-            match crate::secrets::scan_secrets(&content).into_iter().next() {
+            match crate::secrets::scan_file(&name, content.as_bytes())
+                .into_iter()
+                .next()
+            {
                 Some(finding) => report.refused.push(RefusedSecret {
                     file: name,
                     rule: finding.rule.to_owned(),

@@ -225,7 +225,7 @@ fn replace_deletes_local_markdown_first_and_publish_refuses_secrets() {
 
     fs::write(
         s.dir().join("token.md"),
-        "---\nname: Token\n---\nghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+        "---\nname: Token\n---\nghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n",
     )
     .expect("secret");
     let report = s
@@ -242,4 +242,76 @@ fn replace_deletes_local_markdown_first_and_publish_refuses_secrets() {
     );
     assert_eq!(s.action(), SnapshotAction::None, "published = synced");
     assert!(snapshot_updated_at(&snapshot).is_some());
+}
+
+/// The app opens an agent memory dir by its store name, with the commands it uses for a
+/// project's memory; only the dirs of listed agents of seen projects can be named.
+#[test]
+fn store_names_open_agent_memory_dirs_and_nothing_else() {
+    let s = setup();
+    let name = crate::paths::sanitize_path(&s.cwd.to_string_lossy());
+    let transcripts = s.engine.claude_home().join("projects").join(&name);
+    fs::create_dir_all(&transcripts).expect("transcripts");
+    let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null, "cwd": s.cwd,
+        "sessionId": "s", "message": {"role": "user", "content": "hi"}});
+    fs::write(
+        transcripts.join("11111111-1111-4111-8111-111111111111.jsonl"),
+        format!("{line}\n"),
+    )
+    .expect("transcript");
+    fs::create_dir_all(s.dir()).expect("project agent dir");
+    fs::write(s.dir().join("style.md"), STYLE).expect("style");
+    let user_dir = s.engine.memory_base().join("agent-memory/plugin-helper");
+    fs::create_dir_all(&user_dir).expect("user agent dir");
+
+    let listed = s.engine.list_agent_memories(&[]).expect("list");
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    for agent in &listed {
+        assert_eq!(
+            s.engine
+                .memory_store_dir_checked(&agent.store)
+                .expect("opens"),
+            agent.dir,
+            "{}",
+            agent.store
+        );
+    }
+    let project = listed
+        .iter()
+        .find(|a| a.scope == AgentScope::Project)
+        .expect("project agent");
+    assert_eq!(
+        project.store,
+        format!("agent:project:code-reviewer:{}", s.cwd.display())
+    );
+    // A project's folder name still names its memory dir.
+    assert_eq!(
+        s.engine.memory_store_dir_checked(&name).expect("project"),
+        s.engine
+            .claude_home()
+            .join("projects")
+            .join(&name)
+            .join("memory")
+    );
+    let elsewhere = s.cwd.parent().expect("parent").join("elsewhere");
+    for hostile in [
+        "agent:project:../escape:".to_string() + &s.cwd.to_string_lossy(),
+        format!("agent:project:a/b:{}", s.cwd.display()),
+        format!("agent:project:..:{}", s.cwd.display()),
+        format!("agent:project:code-reviewer:{}", elsewhere.display()),
+        format!("agent:local:code-reviewer:{}/../repo", s.cwd.display()),
+        "agent:project:code-reviewer:".to_string(),
+        "agent:user:code-reviewer:/tmp".to_string(),
+        "agent:team:code-reviewer:".to_string(),
+        "agent:user:plugin:helper:".to_string(),
+        "agent:user".to_string(),
+        "agent:".to_string(),
+        "../x".to_string(),
+        "a/b".to_string(),
+    ] {
+        assert!(
+            s.engine.memory_store_dir_checked(&hostile).is_err(),
+            "{hostile} was accepted"
+        );
+    }
 }

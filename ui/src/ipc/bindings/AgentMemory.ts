@@ -13,4 +13,9 @@ files: number, snapshot: SnapshotAction, snapshotUpdatedAt: string | null, synce
 /**
  * The project's working dir (project and local scopes).
  */
-project: string | null, };
+project: string | null, 
+/**
+ * How the app names this dir where it names a project's memory dir (to browse, edit, lint,
+ * recall and keep history with the same commands): see [`Engine::memory_store_dir_checked`].
+ */
+store: string, };

@@ -16,6 +16,7 @@ function agent(over: Partial<AgentMemory> = {}): AgentMemory {
     snapshotUpdatedAt: null,
     syncedFrom: "2026-11-01T00:00:00.000Z",
     project: "/w/repo",
+    store: "agent:project:code-reviewer:/w/repo",
     ...over,
   };
 }
@@ -23,7 +24,7 @@ function agent(over: Partial<AgentMemory> = {}): AgentMemory {
 describe("the Agents view", () => {
   it("lists agents with their snapshot state and says nothing is pending when nothing is", async () => {
     mockShell({ list_agents: () => [agent(), agent({ agentType: "planner", scope: "user", project: null, dir: "/h/.claude/agent-memory/planner" })] });
-    render(AgentsView);
+    render(AgentsView, { onopen: () => {} });
     expect(await screen.findByText("planner")).toBeTruthy();
     expect(screen.queryByTestId("snapshot-banner")).toBeNull();
   });
@@ -39,11 +40,19 @@ describe("the Agents view", () => {
       },
       change_set: () => staged,
     });
-    render(AgentsView);
+    render(AgentsView, { onopen: () => {} });
     const banner = await screen.findByTestId("snapshot-banner");
     expect(banner.textContent).toContain("code-reviewer");
     await fireEvent.click(screen.getByTestId("review-merge"));
     expect((await screen.findAllByText("style.md")).length).toBeGreaterThan(0);
     expect(calls).toEqual([{ agentType: "code-reviewer", scope: "project", project: "/w/repo" }]);
+  });
+
+  it("an agent's name opens its memory", async () => {
+    mockShell({ list_agents: () => [agent()] });
+    const opened: AgentMemory[] = [];
+    render(AgentsView, { onopen: (a: AgentMemory) => opened.push(a) });
+    await fireEvent.click(await screen.findByTestId("open-agent"));
+    expect(opened.map((a) => a.store)).toEqual(["agent:project:code-reviewer:/w/repo"]);
   });
 });

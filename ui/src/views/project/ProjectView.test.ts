@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/svelte";
 import { describe, expect, it } from "vitest";
 
 import type { EditOutcome, MemoryForm } from "../../ipc";
@@ -375,5 +375,38 @@ describe("the memory view", () => {
       newFile: "feedback_tests.md",
       opened: TESTING_FILE,
     });
+  });
+
+  it("an agent's memory opens with memories, index and recall, and its own name, scope and folder", async () => {
+    const opened: string[] = [];
+    shell({
+      open_project: (args) => {
+        opened.push(String(args.project));
+        return snapshot();
+      },
+    });
+    render(ProjectView, {
+      project: "agent:project:code-reviewer:/w/repo",
+      summary: null,
+      agent: {
+        agentType: "code-reviewer",
+        scope: "project",
+        dir: "/w/repo/.claude/agent-memory/code-reviewer",
+        files: 2,
+        snapshot: "none",
+        snapshotUpdatedAt: null,
+        syncedFrom: null,
+        project: "/w/repo",
+        store: "agent:project:code-reviewer:/w/repo",
+      },
+      onback: () => {},
+    });
+    expect((await screen.findByRole("heading", { level: 1 })).textContent).toContain("code-reviewer");
+    expect(screen.getByTestId("agent-scope").textContent).toBe("project agent memory");
+    expect(screen.getByText("/w/repo/.claude/agent-memory/code-reviewer")).toBeTruthy();
+    const tabs = screen.getAllByRole("tab").map((t) => t.textContent?.trim().split(/\s/)[0]);
+    expect(tabs).toEqual(["Memories", "Index", "Recall"]);
+    expect(screen.getByText("Agents")).toBeTruthy();
+    await waitFor(() => expect(opened).toEqual(["agent:project:code-reviewer:/w/repo"]));
   });
 });
