@@ -54,6 +54,8 @@ pub enum JobKind {
     Extract,
     /// Team memory pull or push.
     TeamSync,
+    /// A model proposing merges of an agent's updated snapshot.
+    SnapshotMerge,
 }
 
 /// The running job of each kind. Cheap to clone; clones share the slots.

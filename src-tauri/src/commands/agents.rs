@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 
 use memory_engine::agent_memory::{AgentMemory, AgentScope};
+use memory_engine::config::LlmOverrides;
+use memory_engine::job::JobKind;
 use memory_engine::staging::StagedChangeSet;
 use tauri::State;
 
@@ -34,23 +36,56 @@ pub async fn initialize_agent(
     .await
 }
 
-/// Stages the merge of an updated snapshot (`None`: nothing differs; marked as synced).
+/// Stages the merge of an updated snapshot (`None`: nothing differs; marked as synced). With
+/// `propose`, the configured model proposes a merge of each file both sides changed (still
+/// reviewed); cancelled when the command is dropped.
 #[tauri::command]
 pub async fn stage_snapshot_merge(
     state: State<'_, AppState>,
     agent_type: String,
     scope: AgentScope,
     project: PathBuf,
+    propose: bool,
 ) -> Result<Option<StagedChangeSet>> {
     let engine = state.engine().clone();
-    blocking(move || {
-        let cwd = engine.known_project_dir(&project)?;
-        let name = engine
-            .transcripts_dir(&cwd)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        engine.stage_snapshot_merge(&agent_type, scope, &cwd, &name)
-    })
-    .await
+    let (cwd, name) = {
+        let engine = engine.clone();
+        blocking(move || {
+            let cwd = engine.known_project_dir(&project)?;
+            let name = engine
+                .transcripts_dir(&cwd)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((cwd, name))
+        })
+        .await?
+    };
+    if !propose {
+        return blocking(move || engine.stage_snapshot_merge(&agent_type, scope, &cwd, &name))
+            .await;
+    }
+    let job = engine.jobs().start(JobKind::SnapshotMerge);
+    // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
+    let client = {
+        let engine = engine.clone();
+        blocking(move || Ok(engine.llm_client_for(&LlmOverrides::default())?.client)).await?
+    };
+    let Some(client) = client else {
+        return Err(memory_engine::Error::InvalidInput(
+            "no model is configured: choose one in Settings to have merges proposed".to_owned(),
+        )
+        .into());
+    };
+    let (staged, _) = engine
+        .stage_snapshot_merge_proposed(
+            &agent_type,
+            scope,
+            &cwd,
+            &name,
+            client.as_ref(),
+            job.token(),
+        )
+        .await?;
+    Ok(staged)
 }

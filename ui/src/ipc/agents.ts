@@ -11,7 +11,8 @@ export const agentsCommands = {
   /** Copies the team's snapshot into an agent memory that has none yet. */
   initializeAgent: (agentType: string, scope: AgentScope, project: string) =>
     call<AgentMemory>("initialize_agent", { agentType, scope, project }),
-  /** Stages the merge of an updated snapshot for review; `null` when nothing differs. */
-  stageSnapshotMerge: (agentType: string, scope: AgentScope, project: string) =>
-    call<StagedChangeSet | null>("stage_snapshot_merge", { agentType, scope, project }),
+  /** Stages the merge of an updated snapshot for review; `null` when nothing differs. With
+   * `propose`, the configured model proposes a merge of each file both sides changed. */
+  stageSnapshotMerge: (agentType: string, scope: AgentScope, project: string, propose = false) =>
+    call<StagedChangeSet | null>("stage_snapshot_merge", { agentType, scope, project, propose }),
 };

@@ -2,7 +2,8 @@
 //! its team snapshot (`none` | `initialize` | `prompt-update`); `--json` prints `[{"agentType",
 //! "scope", "dir", "files", "snapshot", "snapshotUpdatedAt", "syncedFrom", …}]`.
 //! `engram agents sync AGENT [--scope S] --initialize | --merge | --replace` takes the team's
-//! snapshot in (`--merge` stages a change set for `engram changes`); `engram agents publish
+//! snapshot in (`--merge` stages a change set for `engram changes`; with `--propose`, the
+//! configured model proposes a merge of each file both sides changed); `engram agents publish
 //! AGENT` writes local memory out as a snapshot for the team to commit.
 
 use memory_engine::agent_memory::{AgentScope, SnapshotAction};
@@ -43,6 +44,12 @@ pub struct SyncArgs {
     /// Delete the local memory files, then copy the snapshot
     #[arg(long, group = "how")]
     pub replace: bool,
+    /// With --merge: the model proposes a merge of each file both sides changed (still
+    /// reviewed); without it, the snapshot's version is proposed and yours shown beside it
+    #[arg(long, requires = "merge")]
+    pub propose: bool,
+    #[command(flatten)]
+    pub llm: super::recall::LlmArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -97,7 +104,35 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             let scope: AgentScope = args.scope.parse()?;
             if args.merge {
                 let project = context.transcripts_project()?;
-                let staged = engine.stage_snapshot_merge(&args.agent, scope, &cwd, &project)?;
+                let staged = if args.propose {
+                    let Some(client) = engine.llm_client_for(&args.llm.overrides()?)?.client else {
+                        return Err(memory_engine::Error::InvalidInput(
+                            "--propose needs a model: set [llm] provider in config.toml, or pass \
+                             --provider"
+                                .to_owned(),
+                        ));
+                    };
+                    let (staged, proposals) = super::recall::runtime()?.block_on(
+                        engine.stage_snapshot_merge_proposed(
+                            &args.agent,
+                            scope,
+                            &cwd,
+                            &project,
+                            client.as_ref(),
+                            &memory_engine::llm::CancellationToken::new(),
+                        ),
+                    )?;
+                    if proposals.refused > 0 {
+                        output::warning_line(&format!(
+                            "{} proposed merge(s) were not memory files: the snapshot's version \
+                             is proposed for those",
+                            proposals.refused
+                        ));
+                    }
+                    staged
+                } else {
+                    engine.stage_snapshot_merge(&args.agent, scope, &cwd, &project)?
+                };
                 if context.json() {
                     output::print_json(&staged)?;
                 } else {

@@ -145,3 +145,109 @@ fn a_moved_projects_memory_is_listed_as_stranded_and_merged_back_after_review() 
     s.json(&["changes", "apply", staged["id"].as_str().expect("id")]);
     assert!(into.join("project_billing.md").is_file());
 }
+
+#[test]
+fn merge_with_propose_stages_the_models_merge_and_needs_a_model() {
+    use memory_engine::testing::{wire, Reply, ScriptedServer};
+
+    let s = Sandbox::in_project("agents-propose").with_engram_home();
+    let style = |body: &str| {
+        format!("---\nname: Style\ndescription: review style\ntype: feedback\n---\n{body}\n")
+    };
+    snapshot(
+        &s,
+        "2026-11-01T00:00:00Z",
+        &[("style.md", &style("Be terse."))],
+    );
+    s.json(&["agents", "sync", "code-reviewer", "--initialize"]);
+    let dir = s
+        .project()
+        .join(".claude/agent-memory-snapshots/../agent-memory/code-reviewer");
+    fs::write(dir.join("style.md"), style("Be terse, cite lines.")).expect("ours");
+    snapshot(
+        &s,
+        "2026-11-03T00:00:00Z",
+        &[("style.md", &style("Be kind and terse."))],
+    );
+
+    let offline = s.run(&[
+        "agents",
+        "sync",
+        "code-reviewer",
+        "--merge",
+        "--propose",
+        "--provider",
+        "offline",
+    ]);
+    assert_eq!(crate::support::exit_code(&offline), 2);
+    assert!(crate::support::stderr(&offline).contains("--propose needs a model"));
+    let without_merge = s.run(&[
+        "agents",
+        "sync",
+        "code-reviewer",
+        "--initialize",
+        "--propose",
+    ]);
+    assert_eq!(
+        crate::support::exit_code(&without_merge),
+        2,
+        "--propose requires --merge"
+    );
+
+    let merged = style("Be kind and terse, cite lines.");
+    let answer = merged.clone();
+    let server = ScriptedServer::handler(move |_, _| {
+        Reply::json(wire::anthropic_tools(
+            &[(
+                "toolu_m",
+                "merged_memory_file",
+                serde_json::json!({ "merged": answer }),
+            )],
+            (300, 40, 0, 0),
+        ))
+    });
+    let out = s
+        .command(&[
+            "agents",
+            "sync",
+            "code-reviewer",
+            "--merge",
+            "--propose",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--json",
+        ])
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .output()
+        .expect("run");
+    assert_eq!(
+        crate::support::exit_code(&out),
+        0,
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let staged: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(staged["files"][0]["after"], merged.as_str(), "{staged}");
+    assert!(staged["summary"]
+        .as_str()
+        .expect("summary")
+        .contains("merged by claude-test"));
+    assert_eq!(server.requests().len(), 1);
+    assert!(
+        fs::read_to_string(dir.join("style.md"))
+            .expect("ours")
+            .contains("cite lines.\n")
+            && !fs::read_to_string(dir.join("style.md"))
+                .expect("ours")
+                .contains("kind"),
+        "proposed, not written"
+    );
+    s.json(&["changes", "apply", staged["id"].as_str().expect("id")]);
+    assert_eq!(
+        fs::read_to_string(dir.join("style.md")).expect("merged"),
+        merged
+    );
+}

@@ -16,7 +16,9 @@
 //!   set, per file: only in the snapshot (added), identical (nothing), only local (kept), both
 //!   changed (three-way where history holds the content last synced: a side that did not move
 //!   takes the other; else the snapshot's version, the local one shown as the diff's before) —
-//!   reviewed file by file; the marker is written once every file is decided;
+//!   reviewed file by file; the marker is written once every file is decided. With a model,
+//!   [`Engine::stage_snapshot_merge_proposed`] proposes a merge of each file both sides changed
+//!   instead of the snapshot's version (`merge.rs`) — still reviewed;
 //! - replace deletes the local `*.md` first, then copies, as Claude Code does;
 //! - publish writes local memory out as a snapshot with a new `updatedAt`, refusing files the
 //!   secret scan flags.
@@ -34,7 +36,8 @@ use crate::changeset::ChangeSet;
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
-use crate::staging::{ChangeSource, StagedChangeSet, SyncMarker};
+
+mod merge;
 
 pub const SNAPSHOT_BASE: &str = "agent-memory-snapshots";
 pub const SNAPSHOT_FILE: &str = "snapshot.json";
@@ -407,70 +410,6 @@ impl Engine {
         }
         self.land_snapshot(&set, &updated_at)?;
         Ok(self.describe(agent_type, scope, dir, Some(&cwd.to_path_buf())))
-    }
-
-    /// Stages the merge of an updated snapshot into the agent dir (see the module docs); the
-    /// marker is written when the set is decided. `project` names the set in review lists.
-    pub fn stage_snapshot_merge(
-        &self,
-        agent_type: &str,
-        scope: AgentScope,
-        cwd: &Path,
-        project: &str,
-    ) -> Result<Option<StagedChangeSet>> {
-        let dir = self.agent_memory_dir(agent_type, scope, cwd)?;
-        let snapshot = snapshot_dir(cwd, agent_type)?;
-        let updated_at = snapshot_updated_at(&snapshot).ok_or_else(|| {
-            Error::InvalidInput(format!("{}: no valid snapshot", snapshot.display()))
-        })?;
-        let local = flat_files(&dir)?;
-        let mut set = ChangeSet::new(&dir);
-        let history = self.history(&dir, None).unwrap_or_default();
-        for (name, theirs) in flat_files(&snapshot)? {
-            match local.get(&name) {
-                None => set.stage_write(&name, theirs, "only in the snapshot: added")?,
-                Some(ours) if *ours == theirs => {}
-                Some(ours) => {
-                    // The content last synced from a snapshot, if history recorded it.
-                    // History lists newest first: the latest version the snapshot wrote.
-                    let base = history
-                        .iter()
-                        .find(|v| v.file == name && v.actor == Actor::Snapshot)
-                        .and_then(|v| self.version_content(&v.version).ok().flatten());
-                    match base {
-                        Some(base) if base == *ours => set.stage_write(
-                            &name,
-                            theirs,
-                            "only the snapshot changed since the last sync: take it",
-                        )?,
-                        Some(base) if base == theirs => {} // only local changed: keep it
-                        Some(_) => set.stage_write(
-                            &name,
-                            theirs,
-                            "both changed since the last sync: the snapshot's version (yours is the before)",
-                        )?,
-                        None => set.stage_write(
-                            &name,
-                            theirs,
-                            "both differ and no common version is known: the snapshot's version (yours is the before)",
-                        )?,
-                    }
-                }
-            }
-        }
-        let marker = SyncMarker {
-            path: dir.join(SYNC_MARKER),
-            synced_from: updated_at.clone(),
-            written: false,
-        };
-        if set.is_empty() {
-            write_marker(&dir, &updated_at)?;
-            return Ok(None);
-        }
-        let summary = format!("merge of the team's {agent_type} snapshot of {updated_at}");
-        let staged =
-            self.stage_change_set(&set, ChangeSource::Snapshot, project, &summary, None)?;
-        Ok(Some(self.attach_sync_marker(&staged.id, marker)?))
     }
 
     /// Writes the agent's local memory out as a snapshot for the team to commit: its `*.md` files

@@ -315,3 +315,145 @@ fn store_names_open_agent_memory_dirs_and_nothing_else() {
         );
     }
 }
+
+/// With a model, a file both sides changed is proposed merged (from both versions and the common
+/// one, over the Messages API's wire format); still staged, still reviewed. An answer that is
+/// not a memory file keeps the snapshot's version.
+#[tokio::test]
+async fn a_model_proposes_merges_of_files_both_sides_changed_still_for_review() {
+    use crate::llm::anthropic::AnthropicClient;
+    use crate::llm::{ClientOptions, RetryPolicy};
+    use crate::testing::{wire, Reply, ScriptedServer};
+
+    let s = setup();
+    let notes = "---\nname: Notes\ndescription: misc\ntype: project\n---\nOld.\n";
+    s.snapshot(
+        "2026-11-01T00:00:00Z",
+        &[
+            ("style.md", STYLE),
+            ("notes.md", notes),
+            ("MEMORY.md", INDEX),
+        ],
+    );
+    s.engine
+        .initialize_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("initialize");
+    let ours_style = STYLE.replace("Be terse.", "Be terse, cite lines.");
+    fs::write(s.dir().join("style.md"), &ours_style).expect("edit");
+    fs::write(s.dir().join("notes.md"), notes.replace("Old.", "Mine.")).expect("edit");
+    s.engine.baseline_history(&s.dir()).expect("history");
+    let theirs_style = STYLE.replace("Be terse.", "Be kind and terse.");
+    s.snapshot(
+        "2026-11-05T00:00:00Z",
+        &[
+            ("style.md", &theirs_style),
+            ("notes.md", &notes.replace("Old.", "Theirs.")),
+            ("MEMORY.md", INDEX),
+        ],
+    );
+    let merged_style =
+        "---\nname: Style\ndescription: review style\ntype: feedback\n---\nBe kind and terse, cite lines.\n";
+    let server = ScriptedServer::handler(move |request, _| {
+        let body = request.json();
+        let prompt = body["messages"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let merged = if prompt.starts_with("File: style.md") {
+            merged_style.to_owned()
+        } else {
+            "I could not merge these.".to_owned()
+        };
+        Reply::json(wire::anthropic_tools(
+            &[(
+                "toolu_m",
+                "merged_memory_file",
+                serde_json::json!({ "merged": merged }),
+            )],
+            (400, 60, 0, 0),
+        ))
+    });
+    let client = AnthropicClient::new(ClientOptions {
+        base_url: server.url(),
+        model: "claude-scripted".into(),
+        api_key: Some("k".into()),
+        timeout: std::time::Duration::from_secs(5),
+        retry: RetryPolicy::default(),
+    })
+    .expect("client");
+    let (staged, proposals) = s
+        .engine
+        .stage_snapshot_merge_proposed(
+            "code-reviewer",
+            AgentScope::Project,
+            &s.cwd,
+            "repo",
+            &client,
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .expect("stage");
+    let staged = staged.expect("a set");
+    assert_eq!((proposals.merged, proposals.refused), (1, 1));
+    assert_eq!(proposals.usage.calls, 2);
+    assert!(
+        staged.summary.ends_with("(1 merged by claude-scripted)"),
+        "{}",
+        staged.summary
+    );
+
+    // The model saw all three versions of style.md.
+    let requests = server.requests();
+    let style_request = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| {
+            b["messages"][0]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("File: style.md"))
+        })
+        .expect("style asked");
+    let prompt = style_request["messages"][0]["content"][0]["text"]
+        .as_str()
+        .expect("text");
+    for side in ["Be terse.", "Be kind and terse.", "Be terse, cite lines."] {
+        assert!(prompt.contains(side), "{side} missing from {prompt}");
+    }
+
+    let file = |name: &str| {
+        staged
+            .files
+            .iter()
+            .find(|f| f.change.file == name)
+            .expect("staged file")
+            .change
+            .clone()
+    };
+    let style = file("style.md");
+    assert_eq!(style.after.as_deref(), Some(merged_style));
+    assert_eq!(style.before.as_deref(), Some(ours_style.as_str()));
+    assert!(
+        style.reason.contains("claude-scripted proposes this merge"),
+        "{}",
+        style.reason
+    );
+    let kept = file("notes.md");
+    assert!(kept.after.as_deref().is_some_and(|a| a.contains("Theirs.")));
+    assert!(
+        kept.reason.contains("was not a memory file"),
+        "{}",
+        kept.reason
+    );
+    // Proposed, not written.
+    assert_eq!(
+        fs::read_to_string(s.dir().join("style.md")).expect("style"),
+        ours_style
+    );
+    s.engine
+        .apply_staged(&staged.id, &["style.md".to_owned()], true)
+        .expect("accept");
+    assert_eq!(
+        fs::read_to_string(s.dir().join("style.md")).expect("style"),
+        merged_style
+    );
+}

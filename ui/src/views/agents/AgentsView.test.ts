@@ -45,7 +45,8 @@ describe("the Agents view", () => {
     expect(banner.textContent).toContain("code-reviewer");
     await fireEvent.click(screen.getByTestId("review-merge"));
     expect((await screen.findAllByText("style.md")).length).toBeGreaterThan(0);
-    expect(calls).toEqual([{ agentType: "code-reviewer", scope: "project", project: "/w/repo" }]);
+    expect(calls).toEqual([{ agentType: "code-reviewer", scope: "project", project: "/w/repo", propose: false }]);
+    expect(screen.queryByTestId("propose-merge")).toBeNull();
   });
 
   it("an agent's name opens its memory", async () => {
@@ -54,5 +55,30 @@ describe("the Agents view", () => {
     render(AgentsView, { onopen: (a: AgentMemory) => opened.push(a) });
     await fireEvent.click(await screen.findByTestId("open-agent"));
     expect(opened.map((a) => a.store)).toEqual(["agent:project:code-reviewer:/w/repo"]);
+  });
+
+  it("with a model configured, the merge can be proposed by it", async () => {
+    const staged = changeSet({ id: "c2", source: "snapshot", files: [stagedFile({ file: "style.md" })] });
+    const calls: unknown[] = [];
+    mockShell({
+      list_agents: () => [agent({ snapshot: "prompt-update", snapshotUpdatedAt: "2026-11-05T09:00:00.000Z" })],
+      llm_setup: () => ({
+        configPath: "/h/.config/engram/config.toml",
+        provider: "anthropic",
+        providers: [{ provider: "anthropic", model: "claude-sonnet-4-5", defaultModel: "claude-sonnet-4-5" }],
+      }),
+      stage_snapshot_merge: (args) => {
+        calls.push(args);
+        return staged;
+      },
+      change_set: () => staged,
+    });
+    render(AgentsView, { onopen: () => {} });
+    const propose = await screen.findByTestId("propose-merge");
+    expect(propose.parentElement?.textContent).toContain("Let claude-sonnet-4-5 propose merges");
+    await fireEvent.click(propose);
+    await fireEvent.click(screen.getByTestId("review-merge"));
+    expect((await screen.findAllByText("style.md")).length).toBeGreaterThan(0);
+    expect(calls).toEqual([{ agentType: "code-reviewer", scope: "project", project: "/w/repo", propose: true }]);
   });
 });
