@@ -1,5 +1,7 @@
-//! Search across every project's memory: the topic files of each `<config home>/projects/*/memory/`
-//! dir, matched on name, description, body and file name, ranked.
+//! Search across every project's memory and every agent's: the topic files of each
+//! `<config home>/projects/*/memory/` dir and of each agent memory dir (user scope, and project
+//! and local scopes under the projects' working dirs), matched on name, description, body and
+//! file name, ranked.
 //!
 //! Matching: the query is split into words; a memory matches when every word occurs,
 //! case-insensitively (Unicode lowercase), in at least one of its name, description, body or file
@@ -62,8 +64,12 @@ impl Default for SearchOptions {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
-    /// The project directory's name (the sanitized working directory).
+    /// The project directory's name (the sanitized working directory); for agent memory, the
+    /// agent dir's store name ([`crate::agent_memory::AgentMemory::store`]), which the app opens
+    /// the same way.
     pub project: String,
+    /// Set when the hit is in an agent's memory.
+    pub agent: Option<crate::agent_memory::AgentLabel>,
     /// The project's working directory, from its transcripts, when known.
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub project_path: Option<PathBuf>,
@@ -119,6 +125,19 @@ impl Engine {
                 files.extend(found.into_iter().map(|f| (project, f)));
             }
         }
+        // Agent memory dirs come after the projects, numbered on from them. `list_files` does
+        // not follow symlinks inside a dir; an agent dir that is itself a link is skipped.
+        let agents = self.agent_stores().unwrap_or_default();
+        for (at, agent) in agents.iter().enumerate() {
+            let is_link =
+                fs::symlink_metadata(&agent.dir).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link {
+                continue;
+            }
+            if let Ok(found) = scan::list_files(&agent.dir) {
+                files.extend(found.into_iter().map(|f| (projects.len() + at, f)));
+            }
+        }
 
         let matched = scan::map_parallel(&files, Vec::new, |buffer, (project, found)| {
             match_file(found, &terms, phrase.as_deref(), buffer).map(|hit| (*project, hit))
@@ -138,17 +157,34 @@ impl Engine {
         let mut paths: Vec<Option<Option<PathBuf>>> = vec![None; projects.len()];
         Ok(hits
             .into_iter()
-            .map(|(project, hit)| {
-                let name = &projects[project];
-                let project_path = paths[project]
-                    .get_or_insert_with(|| {
-                        crate::projects::project_path(name, &self.project_transcripts_dir_of(name))
-                    })
-                    .clone();
+            .map(|(source, hit)| {
+                let (project, project_path, memory_dir, agent) = match projects.get(source) {
+                    Some(name) => {
+                        let path = paths[source]
+                            .get_or_insert_with(|| {
+                                crate::projects::project_path(
+                                    name,
+                                    &self.project_transcripts_dir_of(name),
+                                )
+                            })
+                            .clone();
+                        (name.clone(), path, self.project_memory_dir(name), None)
+                    }
+                    None => {
+                        let agent = &agents[source - projects.len()];
+                        (
+                            agent.store.clone(),
+                            agent.cwd.clone(),
+                            agent.dir.clone(),
+                            Some(agent.label.clone()),
+                        )
+                    }
+                };
                 SearchHit {
-                    project: name.clone(),
+                    project,
+                    agent,
                     project_path,
-                    memory_dir: self.project_memory_dir(name),
+                    memory_dir,
                     file: hit.file,
                     name: hit.name,
                     description: hit.description,

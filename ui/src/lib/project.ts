@@ -2,7 +2,23 @@
 // be turned back into paths ("-path-to-Demo" could be "/path/to-Demo"), so the real path comes
 // only from a transcript; without one, the directory name is shown as is.
 
-import type { ProjectSummary } from "../ipc";
+import type { AgentScope, ProjectSummary, SearchHit } from "../ipc";
+
+/** An agent's memory dir, as the project view shows it. */
+export type AgentDir = { agentType: string; scope: AgentScope; dir: string };
+
+/** Where a search hit is: its project, or "agent (scope agent memory) · project". */
+export function hitPlace(hit: SearchHit): string {
+  const project = hit.projectPath ? projectTitle({ name: hit.project, path: hit.projectPath }) : null;
+  if (!hit.agent) return projectTitle({ name: hit.project, path: hit.projectPath });
+  const agent = `${hit.agent.agentType} (${hit.agent.scope} agent memory)`;
+  return project ? `${agent} · ${project}` : agent;
+}
+
+/** The agent dir a search hit is in, if any. */
+export function hitAgent(hit: SearchHit): AgentDir | undefined {
+  return hit.agent ? { ...hit.agent, dir: hit.memoryDir } : undefined;
+}
 
 /** The short name: the working directory's last component, else the directory name. */
 export function projectTitle(project: Pick<ProjectSummary, "name" | "path">): string {

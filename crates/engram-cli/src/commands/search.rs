@@ -1,5 +1,6 @@
-//! `engram search QUERY…`: memories of every project under the Claude home matching all the
-//! words (case-insensitive; name, description, body, file name), best first.
+//! `engram search QUERY…`: memories of every project under the Claude home, and of every agent's
+//! memory dir, matching all the words (case-insensitive; name, description, body, file name),
+//! best first.
 
 use memory_engine::{Result, SearchOptions};
 
@@ -35,10 +36,21 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     }
     let mut text = String::new();
     for hit in &hits {
-        let project = hit
+        let mut project = hit
             .project_path
             .as_ref()
             .map_or_else(|| hit.project.clone(), |p| p.display().to_string());
+        if let Some(agent) = &hit.agent {
+            let scope = format!("{:?}", agent.scope).to_lowercase();
+            project = match &hit.project_path {
+                Some(path) => format!(
+                    "{} ({scope} agent memory) · {}",
+                    agent.agent_type,
+                    path.display()
+                ),
+                None => format!("{} ({scope} agent memory)", agent.agent_type),
+            };
+        }
         let title = hit.name.as_deref().unwrap_or(&hit.file);
         text.push_str(&format!(
             "{}  {}  {}\n",

@@ -95,6 +95,26 @@ pub struct AgentMemory {
     pub store: String,
 }
 
+/// Which agent memory a dir is (for a search hit in it).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentLabel {
+    /// As its dir names it (`:` written `-`).
+    pub agent_type: String,
+    pub scope: AgentScope,
+}
+
+/// An agent memory dir that exists, as [`Engine::agent_stores`] finds it.
+#[derive(Debug, Clone)]
+pub(crate) struct AgentStore {
+    pub label: AgentLabel,
+    pub dir: PathBuf,
+    pub cwd: Option<PathBuf>,
+    /// Its store name ([`AgentMemory::store`]).
+    pub store: String,
+}
+
 /// The prefix of an agent memory store's name: `agent:<scope>:<dir name>:<working dir>` (the
 /// working dir empty for the user scope). Project folder names never hold a `:` (Claude Code
 /// replaces every character but letters and digits), so the two kinds of names cannot meet.
@@ -304,6 +324,54 @@ impl Engine {
             synced_from,
             project: cwd.cloned(),
         }
+    }
+
+    /// Every agent memory dir that exists — the user scope's, and the project and local scopes'
+    /// under each project's working dir — without the snapshot checks and file counts of
+    /// [`Engine::list_agent_memories`]: what a search walks.
+    pub(crate) fn agent_stores(&self) -> Result<Vec<AgentStore>> {
+        let mut stores = Vec::new();
+        let user_root = self.memory_base().join("agent-memory");
+        for name in subdirs(&user_root) {
+            stores.push(AgentStore {
+                store: store_name(AgentScope::User, &name, None),
+                dir: user_root.join(&name),
+                cwd: None,
+                label: AgentLabel {
+                    agent_type: name,
+                    scope: AgentScope::User,
+                },
+            });
+        }
+        let mut cwds: Vec<PathBuf> = self
+            .project_names()?
+            .iter()
+            .filter_map(|name| {
+                crate::projects::project_path(name, &self.project_transcripts_dir_of(name))
+            })
+            .collect();
+        cwds.sort();
+        cwds.dedup();
+        for cwd in cwds {
+            for (scope, folder) in [
+                (AgentScope::Project, "agent-memory"),
+                (AgentScope::Local, "agent-memory-local"),
+            ] {
+                let root = cwd.join(".claude").join(folder);
+                for name in subdirs(&root) {
+                    stores.push(AgentStore {
+                        store: store_name(scope, &name, Some(&cwd)),
+                        dir: root.join(&name),
+                        cwd: Some(cwd.clone()),
+                        label: AgentLabel {
+                            agent_type: name,
+                            scope,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(stores)
     }
 
     /// The memory dir a store name stands for: a project's folder name (its memory dir, checked

@@ -392,12 +392,6 @@ describe("the memory view", () => {
         agentType: "code-reviewer",
         scope: "project",
         dir: "/w/repo/.claude/agent-memory/code-reviewer",
-        files: 2,
-        snapshot: "none",
-        snapshotUpdatedAt: null,
-        syncedFrom: null,
-        project: "/w/repo",
-        store: "agent:project:code-reviewer:/w/repo",
       },
       onback: () => {},
     });

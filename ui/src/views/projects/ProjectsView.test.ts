@@ -72,6 +72,7 @@ describe("the Projects view", () => {
   it("searches memories across projects and opens a hit at its memory", async () => {
     const hit: SearchHit = {
       project: "-path-to-Demo",
+      agent: null,
       projectPath: "/path/to/Demo",
       memoryDir: `${HOME}/projects/-path-to-Demo/memory`,
       file: "feedback_testing.md",
@@ -81,7 +82,7 @@ describe("the Projects view", () => {
       snippet: "No mocks.",
       score: 3,
       mtime: "2026-10-06T12:00:00.000Z",
-    } as SearchHit;
+    };
     const calls = shell(() => [projectSummary(), projectSummary({ name: "-srv-api", path: "/srv/api" })], {
       search_memories: () => [hit],
       open_project: () => snapshot(),
@@ -105,6 +106,39 @@ describe("the Projects view", () => {
     const pane = await screen.findByTestId("memory-pane");
     expect(pane.getAttribute("data-file")).toBe("feedback_testing.md");
     expect(calls.of("open_project")[0]?.args).toEqual({ project: "-path-to-Demo" });
+  });
+
+  it("a hit in an agent's memory names the agent and opens its memory dir", async () => {
+    const hit: SearchHit = {
+      project: "agent:project:code-reviewer:/path/to/Demo",
+      agent: { agentType: "code-reviewer", scope: "project" },
+      projectPath: "/path/to/Demo",
+      memoryDir: "/path/to/Demo/.claude/agent-memory/code-reviewer",
+      file: "style.md",
+      name: "Review style",
+      description: "Be terse",
+      type: "feedback",
+      snippet: "Be terse, cite lines.",
+      score: 3,
+      mtime: "2026-10-06T12:00:00.000Z",
+    };
+    const calls = shell(() => [projectSummary()], {
+      search_memories: () => [hit],
+      open_project: () => snapshot(),
+      lint_project: () => NO_FINDINGS,
+      watch_project: () => true,
+      unwatch_project: () => null,
+      read_memory: () => ({ memory: memory(), html: "<p>Be terse.</p>" }),
+    });
+    render(App);
+    const input = await screen.findByRole("searchbox", { name: "Search projects and memories" });
+    await fireEvent.input(input, { target: { value: "terse" } });
+    const result = await screen.findByRole("button", { name: /Review style/ });
+    expect(result.textContent).toContain("code-reviewer (project agent memory) · Demo");
+    await fireEvent.click(result);
+    expect((await screen.findByTestId("agent-scope")).textContent).toBe("project agent memory");
+    await screen.findByTestId("memory-pane");
+    expect(calls.of("open_project")[0]?.args).toEqual({ project: "agent:project:code-reviewer:/path/to/Demo" });
   });
 
   it("reopens the project that was open when the app last closed", async () => {
