@@ -312,6 +312,123 @@ mod tests {
         }
     }
 
+    /// Every command that names a project, a file, a session or an agent dir, called with names
+    /// that lead out of the Claude home (traversal, absolute paths, an agent store name aimed
+    /// at `/etc`): each refused, and nothing outside the home read into the answer or written.
+    #[test]
+    fn no_command_reaches_a_path_outside_the_claude_home() {
+        let shell = Shell::with_home(demo_project);
+        let outside = shell.home().parent().expect("temp root").join("outside.md");
+        write(&outside, "---\nname: Outside\n---\nnot yours\n");
+        let outside_text = outside.to_string_lossy().into_owned();
+        let projects = [
+            "../claude/projects/-work-demo".to_owned(),
+            "/etc".to_owned(),
+            "..".to_owned(),
+            "agent:user:../../x:".to_owned(),
+            "agent:project:x:/etc".to_owned(),
+            "agent:user:x:/tmp".to_owned(),
+        ];
+        let files = [
+            "../../../outside.md".to_owned(),
+            outside_text.clone(),
+            "../MEMORY.md".to_owned(),
+            "a/../../x.md".to_owned(),
+        ];
+        let form = form("d", "b");
+        let mut calls: Vec<(&str, Value)> = Vec::new();
+        for project in &projects {
+            for command in [
+                "open_project",
+                "lint_project",
+                "list_sessions",
+                "team_status",
+                "team_secrets",
+                "redact_team_secrets",
+                "watch_project",
+            ] {
+                calls.push((command, json!({ "project": project })));
+            }
+            calls.push((
+                "read_memory",
+                json!({ "project": project, "file": "feedback_testing.md" }),
+            ));
+        }
+        for file in &files {
+            let project = "-work-demo";
+            calls.push(("read_memory", json!({ "project": project, "file": file })));
+            calls.push(("file_history", json!({ "project": project, "file": file })));
+            calls.push((
+                "save_memory",
+                json!({ "project": project, "file": file, "opened": "", "form": form }),
+            ));
+            calls.push((
+                "create_memory",
+                json!({ "project": project, "file": file, "form": form }),
+            ));
+            calls.push((
+                "delete_memory",
+                json!({ "project": project, "file": file, "opened": null }),
+            ));
+            calls.push((
+                "rename_memory",
+                json!({ "project": project, "file": "feedback_testing.md", "newFile": file, "opened": null }),
+            ));
+            calls.push((
+                "read_transcript",
+                json!({ "project": project, "session": file, "offset": 0, "limit": 10 }),
+            ));
+        }
+        for project in ["/etc", "/", "../x"] {
+            calls.push((
+                "initialize_agent",
+                json!({ "agentType": "x", "scope": "project", "project": project }),
+            ));
+            calls.push((
+                "stage_snapshot_merge",
+                json!({ "agentType": "x", "scope": "project", "project": project, "propose": false }),
+            ));
+        }
+        calls.push((
+            "initialize_agent",
+            json!({ "agentType": "../../x", "scope": "user", "project": "/" }),
+        ));
+        for (command, args) in &calls {
+            let error = shell
+                .invoke(command, args.clone())
+                .expect_err(&format!("{command} {args} was accepted"));
+            assert!(
+                matches!(
+                    error["kind"].as_str(),
+                    Some("pathDenied" | "invalidInput" | "notFound")
+                ),
+                "{command} {args}: {error}"
+            );
+            assert!(
+                !error.to_string().contains("not yours"),
+                "{command}: {error}"
+            );
+        }
+        assert_eq!(
+            fs::read_to_string(&outside).expect("outside"),
+            "---\nname: Outside\n---\nnot yours\n",
+            "nothing outside was written"
+        );
+        let root = shell.home().parent().expect("temp root").to_path_buf();
+        let names: Vec<String> = fs::read_dir(&root)
+            .expect("root")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| ["claude", "engram", "outside.md"].contains(&n.as_str())),
+            "nothing created beside the home: {names:?}"
+        );
+        assert!(!root.join("x.md").exists() && !Path::new("/etc/x").exists());
+    }
+
     #[test]
     fn open_project_sends_the_index_and_every_memory_and_is_remembered() {
         let shell = Shell::with_home(demo_project);

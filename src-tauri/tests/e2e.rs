@@ -629,3 +629,68 @@ async fn twenty_thousand_memories_stay_smooth() {
     screenshot(&client, "many-memories.png").await;
     client.close().await.expect("end the session");
 }
+
+/// A memory written by a model or a teammate is shown, never run: a `<script>`, an `onerror`
+/// handler, raw HTML, `javascript:` and `data:` links in its body render as text or lose their
+/// target — in the real window, where running them would matter.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, D-Bus, tauri-driver and WebKitWebDriver: run through `make test`"]
+async fn markdown_with_scripts_and_dangerous_links_is_shown_never_run() {
+    let _turn = ONE_APP_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir().expect("temp dir");
+    let driver = TauriDriver::start(work.path());
+    let (home, memory_dir) = fixture_home(work.path());
+    let hostile = "project_hostile.md";
+    fs::write(
+        memory_dir.join(hostile),
+        "---\nname: Hostile\ndescription: markup that must not run\ntype: project\n---\n\
+         Deploy notes <script>window.pwned = 1</script>\n\n\
+         <img src=x onerror=\"window.pwned = 2\">\n\n\
+         <iframe src=\"javascript:window.pwned = 3\"></iframe>\n\n\
+         [the runbook](javascript:window.pwned=4) and [a data link](data:text/html,<script>window.pwned=5</script>)\n\n\
+         <a href=\"javascript:window.pwned=6\">raw link</a>\n",
+    )
+    .expect("hostile memory");
+    let client = driver.session(&home).await;
+    click(&client, "tr[data-project='-path-to-Demo'] td.project").await;
+    wait_for(&client, "[data-testid='memory-pane']").await;
+    click(&client, &format!("[data-file='{hostile}']")).await;
+    let pane =
+        format!("[data-testid='memory-pane'][data-file='{hostile}'] [data-testid='rendered']");
+    wait_until_text(&client, &pane, "<script>window.pwned = 1</script>").await;
+    wait_until_text(&client, &pane, "<img src=x onerror=").await;
+    // Every link left in the body has a harmless target; clicking them runs nothing.
+    let links = client
+        .find_all(fantoccini::Locator::Css(&format!("{pane} a")))
+        .await
+        .expect("links");
+    for link in &links {
+        let href = link.attr("href").await.expect("href").unwrap_or_default();
+        let lower = href.to_ascii_lowercase();
+        assert!(
+            !lower.starts_with("javascript:") && !lower.starts_with("data:"),
+            "a dangerous link survived: {href}"
+        );
+        let _ = link.click().await;
+    }
+    for selector in ["script", "iframe", "img"] {
+        assert!(
+            client
+                .find_all(fantoccini::Locator::Css(&format!("{pane} {selector}")))
+                .await
+                .expect("find")
+                .is_empty(),
+            "a <{selector}> element was created from the memory"
+        );
+    }
+    screenshot(&client, "hostile-markdown.png").await;
+    let pwned = client
+        .execute("return typeof window.pwned;", vec![])
+        .await
+        .expect("execute");
+    assert_eq!(
+        pwned,
+        serde_json::json!("undefined"),
+        "markup from a memory ran"
+    );
+}

@@ -174,6 +174,9 @@ impl ChangeSet {
     fn base(&self, file: &str, path: &Path) -> Result<Option<String>> {
         match self.bases.get(file) {
             Some(seen) => Ok(seen.clone()),
+            // An index is the file Claude Code rewrites in place while Engram plans: planning
+            // from the empty file seen mid-rewrite would rebuild it from scratch.
+            None if is_index_file(file) => disk::read_settled(path),
             None => read_optional(path),
         }
     }
@@ -482,11 +485,11 @@ impl Engine {
     /// reverted to). Returns one result per change, in order.
     ///
     /// Engram processes applying to the same memory dir take turns (an advisory lock in Engram's
-    /// data dir), so two of them never interleave. Topic files land first; an index file
-    /// (`MEMORY.md`, shared with Claude Code and people) lands last, only if every other file
-    /// did — an index line never points at a file that failed to land — and is merged with what
-    /// the disk holds at that moment ([`index::merge_edit`]), never overwritten from the state it
-    /// was planned on.
+    /// data dir), so two of them never interleave. Topic files are written first; an index file
+    /// (`MEMORY.md`, shared with Claude Code and people) lands next, only if every file written
+    /// before it did — an index line never points at a file that failed to land — and is merged
+    /// with what the disk holds at that moment ([`index::merge_edit`]), never overwritten from
+    /// the state it was planned on; deletions come last, once no index links to them.
     pub(crate) fn apply_changes(
         &self,
         set: &ChangeSet,
@@ -517,9 +520,17 @@ impl Engine {
 
         let mut written: Vec<Option<Result<Option<String>>>> =
             set.changes.iter().map(|_| None).collect();
-        let order = (0..set.changes.len())
-            .filter(|&i| !merges_with_disk(&set.changes[i]))
-            .chain((0..set.changes.len()).filter(|&i| merges_with_disk(&set.changes[i])));
+        // Writes first, then the indexes, then deletions: at every instant (a kill can come at
+        // any) an index links only to files that are there — a new line after its file lands,
+        // a deleted file after its line is gone. A deletion that fails leaves an orphan, which
+        // lint reports; never a dangling line.
+        let step = |change: &FileChange| match (merges_with_disk(change), change.after.is_some()) {
+            (false, true) => 0,
+            (true, _) => 1,
+            (false, false) => 2,
+        };
+        let mut order: Vec<usize> = (0..set.changes.len()).collect();
+        order.sort_by_key(|&i| step(&set.changes[i]));
         for i in order {
             let (change, path) = (&set.changes[i], &targets[i]);
             if merges_with_disk(change) {
@@ -591,7 +602,7 @@ impl Engine {
         const ATTEMPTS: usize = 20;
         let before = change.before.as_deref().unwrap_or("");
         let after = change.after.as_deref().unwrap_or("");
-        let mut theirs = read_optional(path)?;
+        let mut theirs = disk::read_settled(path)?;
         // What the disk holds if nobody else writes: theirs at first, then our last write.
         let mut expected = theirs.clone();
         for _ in 0..ATTEMPTS {
@@ -773,10 +784,12 @@ fn protects(kind: ChangeKind, before: Option<&str>) -> bool {
 
 /// Whether `change` is to an index file that is written rather than deleted: those are merged with
 /// the disk at write time (see [`Engine::apply_changes`]) instead of conflicting.
+fn is_index_file(file: &str) -> bool {
+    file == index::INDEX_FILE || file.ends_with(&format!("/{}", index::INDEX_FILE))
+}
+
 fn merges_with_disk(change: &FileChange) -> bool {
-    let is_index = change.file == index::INDEX_FILE
-        || change.file.ends_with(&format!("/{}", index::INDEX_FILE));
-    is_index && change.after.is_some()
+    is_index_file(&change.file) && change.after.is_some()
 }
 
 /// Removes the directories left empty by deleting `path`, up to (not including) `root`. Best
@@ -798,6 +811,55 @@ mod tests {
     use crate::testing::fixtures::TempMemoryDir;
 
     const TOPIC: &str = "---\nname: Testing policy\ndescription: real DB\ntype: feedback\n---\nline 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n";
+
+    /// Claude Code rewrites `MEMORY.md` in place: truncate, then write. A plan made while the
+    /// file is empty between the two must not be taken as "the index is empty": a dream planned
+    /// then indexes every file as an orphan, and merging that over the real index puts its own
+    /// lines over the ones Claude Code (or a person) wrote. The planner's read waits for the file
+    /// to settle instead.
+    #[test]
+    fn a_dream_planned_while_claude_code_rewrites_the_index_in_place_keeps_its_lines() {
+        use std::io::Write as _;
+        let fx = TempMemoryDir::new("memory");
+        let mut words = crate::testing::fixtures::Xorshift(0x1de5);
+        let mut lines = String::new();
+        for i in 0..10 {
+            fx.write(
+                &format!("project_n{i}.md"),
+                &format!(
+                    "---\nname: N{i}\ndescription: note {i}\ntype: project\n---\n{}\n",
+                    words.words(16)
+                ),
+            );
+            lines.push_str(&format!(
+                "- [N{i}](project_n{i}.md) — note {i}, as Claude Code put it\n"
+            ));
+        }
+        fx.write("MEMORY.md", &lines);
+        let index = fx.path("MEMORY.md");
+        let truncated = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let writer = {
+            let (index, truncated, lines) = (index.clone(), truncated.clone(), lines.clone());
+            std::thread::spawn(move || {
+                let mut file = fs::File::create(&index).expect("truncate");
+                truncated.wait();
+                // A writer descheduled between its truncation and its write.
+                std::thread::sleep(std::time::Duration::from_millis(15));
+                file.write_all(lines.as_bytes()).expect("write");
+            })
+        };
+        truncated.wait();
+        let dream = crate::dream::offline::plan_offline_dream(&fx.dir, &chrono::Utc).expect("plan");
+        writer.join().expect("writer");
+        fx.engine
+            .apply_change_set(&dream.changes, Actor::Dream)
+            .expect("apply");
+        assert_eq!(
+            fs::read_to_string(&index).expect("index"),
+            lines,
+            "the dream had nothing to change in this index"
+        );
+    }
 
     #[test]
     fn diffs_of_add_modify_delete_render_as_git_does() {

@@ -65,6 +65,20 @@ pub fn scan_dir(root: &Path, limit: Option<usize>, now: SystemTime) -> Result<Ve
         .collect())
 }
 
+/// The files of `headers` (a scan of `root`) that could not be read, with why: a scan shows such
+/// a file as having no frontmatter, as Claude Code's does, and this tells the two apart. Only
+/// files without any frontmatter field are opened again.
+pub fn unreadable(root: &Path, headers: &[MemoryHeader]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|h| h.name.is_none() && h.description.is_none() && h.memory_type.is_none())
+        .filter_map(|h| match fs::File::open(root.join(&h.file)) {
+            Ok(_) => None,
+            Err(e) => Some((h.file.clone(), e.to_string())),
+        })
+        .collect()
+}
+
 /// Like [`scan_dir`], keeping the whole parsed frontmatter (status, raw type) for lint.
 pub(crate) fn scan_with_frontmatter(
     root: &Path,

@@ -298,9 +298,19 @@ impl Engine {
                 .collect();
             selected.retain(|&i| !drops_line_of(&staged.files[i].change, &held));
         }
-        // A base that moved since the run read it is a conflict: that file is not written.
+        // A file that already holds what this change writes landed in an apply that was stopped
+        // (killed) before it could say so: it is applied, not a conflict — so applying again
+        // finishes the set. Then a base that moved since the run read it is a conflict: that
+        // file is not written.
         selected.retain(|&i| {
             let file = &mut staged.files[i];
+            if !is_index(&file.change.file)
+                && disk_holds(&root, &file.change.file, file.change.after.as_deref())
+            {
+                file.status = FileStatus::Applied;
+                file.error = None;
+                return false;
+            }
             match disk::confined_path(&root, &file.change.file)
                 .and_then(|path| base_holds(&path, &file.change))
             {
@@ -407,13 +417,26 @@ impl Engine {
                 "change set {id} has nothing applied to undo"
             )));
         }
+        // Files already back to what they were (an undo that was stopped midway) are undone.
+        let (done, applied): (Vec<usize>, Vec<usize>) = applied.into_iter().partition(|&i| {
+            let change = &staged.files[i].change;
+            !is_index(&change.file) && disk_holds(&root, &change.file, change.before.as_deref())
+        });
+        for &i in &done {
+            staged.files[i].status = FileStatus::Undone;
+        }
         let mut set = ChangeSet::new(&root);
         let reason = format!("undo {id}");
+        let versions: Vec<&str> = applied
+            .iter()
+            .filter_map(|&i| staged.files[i].version.as_deref())
+            .collect();
+        let recorded = self.version_contents(&versions)?;
         for &i in &applied {
             let file = &staged.files[i];
             // What was written: for an index, the merged content history recorded.
             let written = match &file.version {
-                Some(version) => self.version_content(version)?,
+                Some(version) => recorded.get(version).cloned().flatten(),
                 None => file.change.after.clone(),
             };
             set.stage_over(
@@ -605,6 +628,17 @@ fn drops_line_of(change: &crate::changeset::FileChange, files: &[&str]) -> bool 
 /// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
 /// has decided every file, so the snapshot counts as merged (rejected files included — that was
 /// their decision) and Claude Code stops prompting for it.
+/// Whether `file` under `root` holds exactly `content` (`None`: is absent).
+fn disk_holds(root: &Path, file: &str, content: Option<&str>) -> bool {
+    disk::confined_path(root, file)
+        .and_then(|path| disk::read_optional(&path))
+        .is_ok_and(|on_disk| on_disk.as_deref() == content)
+}
+
+fn is_index(file: &str) -> bool {
+    file == crate::index::INDEX_FILE || file.ends_with(&format!("/{}", crate::index::INDEX_FILE))
+}
+
 fn write_marker_when_decided(staged: &mut StagedChangeSet) -> Result<()> {
     let decided = staged.waiting() == 0;
     if let Some(marker) = staged.marker.as_mut().filter(|m| !m.written && decided) {
@@ -658,6 +692,43 @@ mod tests {
         .expect("stage");
         set.stage_delete("user.md", "contradicted").expect("stage");
         set
+    }
+
+    /// An apply or an undo killed midway left some files written and the set not updated: doing
+    /// it again finishes it — the files already written count as done, not as conflicts.
+    #[test]
+    fn applying_or_undoing_again_after_a_stopped_run_finishes_it() {
+        let fx = TempMemoryDir::new("memory");
+        let set = proposal(&fx);
+        let staged = fx
+            .engine
+            .stage_change_set(&set, ChangeSource::Dream, "-p", "4 files", None)
+            .expect("stage");
+        // A stopped apply: plan.md landed, nothing was recorded.
+        let plan = staged
+            .files
+            .iter()
+            .find(|f| f.change.file == "plan.md")
+            .expect("plan");
+        fx.write("plan.md", plan.change.after.as_deref().expect("after"));
+        let done = fx
+            .engine
+            .apply_staged(&staged.id, &[], true)
+            .expect("apply again");
+        assert!(
+            done.files.iter().all(|f| f.status == FileStatus::Applied),
+            "{:?}",
+            done.files
+                .iter()
+                .map(|f| (&f.change.file, f.status, &f.error))
+                .collect::<Vec<_>>()
+        );
+        // A stopped undo: plan.md is back, the set still says applied.
+        fx.write("plan.md", plan.change.before.as_deref().expect("before"));
+        let undone = fx.engine.undo_staged(&staged.id).expect("undo again");
+        assert!(undone.files.iter().all(|f| f.status == FileStatus::Undone));
+        assert_eq!(fx.read("plan.md").as_deref(), plan.change.before.as_deref());
+        assert!(fx.read("new.md").is_none());
     }
 
     #[test]

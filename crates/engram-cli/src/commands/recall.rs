@@ -72,6 +72,11 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         exclude: args.exclude,
         session: args.session,
     };
+    // What cannot be read cannot be recalled: say so rather than recall around it silently.
+    let headers = memory_dir.scan(None)?;
+    for (file, why) in memory_engine::scan::unreadable(memory_dir.root(), &headers) {
+        output::warning_line(&format!("{file}: cannot be read ({why}); not considered"));
+    }
     let runtime = runtime()?;
     let report = runtime.block_on(engine.recall(
         memory_dir.root(),

@@ -21,6 +21,11 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     let memory_dir = context.existing_memory_dir()?;
     let limit = (!args.all).then_some(CLAUDE_SCAN_CAP);
     let headers = memory_dir.scan(limit)?;
+    for (file, why) in memory_engine::scan::unreadable(memory_dir.root(), &headers) {
+        output::warning_line(&format!(
+            "{file}: cannot be read ({why}); listed without its frontmatter"
+        ));
+    }
     if context.json() {
         output::print_json(&headers)?;
         return Ok(Status::Success);

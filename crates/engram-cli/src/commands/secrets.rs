@@ -1,6 +1,7 @@
 //! `engram secrets scan [PATH]`: every secret the rules find in PATH (a file, or every file under a
 //! directory; default: the project's memory dir) — transcripts included, read only. `--json`
-//! prints `[{"file", "line", "rule"}]`. Exit 1 when anything was found.
+//! prints `[{"file", "line", "rule"}]`. Exit 1 when anything was found; exit 2 when nothing was
+//! found but some file could not be read (the scan is incomplete, and each such file is named).
 //!
 //! `engram secrets redact`: stages a change set replacing each secret in the memory dir with
 //! `[REDACTED:<rule>]`, for review (`engram changes`). `engram secrets rules`: the rules in use
@@ -61,19 +62,32 @@ fn scan(context: &Context, path: Option<PathBuf>) -> Result<Status> {
         return Err(memory_engine::Error::NotFound(root));
     }
     let (findings, unreadable) = memory_engine::secrets::scan_tree(&root);
-    for file in unreadable {
-        output::warning_line(&format!("{}: unreadable, skipped", file.display()));
+    for (file, why) in &unreadable {
+        output::warning_line(&format!(
+            "{}: cannot be read ({why}), skipped",
+            file.display()
+        ));
     }
     if context.json() {
         output::print_json(&findings)?;
-    } else if findings.is_empty() {
+    } else if findings.is_empty() && unreadable.is_empty() {
         output::print("no secrets found\n");
+    } else if findings.is_empty() {
+        output::print("no secrets found in the files that could be read\n");
     } else {
         let text: String = findings
             .iter()
             .map(|f| format!("{}:{}: {}\n", f.file.display(), f.line, f.rule))
             .collect();
         output::print(&text);
+    }
+    // A scan that could not read everything cannot say "clean": a script gating a push on it
+    // must not pass.
+    if !unreadable.is_empty() && findings.is_empty() {
+        return Err(memory_engine::Error::InvalidInput(format!(
+            "{} file(s) could not be read: the scan is incomplete",
+            unreadable.len()
+        )));
     }
     Ok(if findings.is_empty() {
         Status::Success

@@ -9,13 +9,16 @@ mod support;
 
 mod agents;
 mod claude_code;
+mod claude_code_writer;
 mod commands;
 mod concurrency;
 mod crash;
+mod crash_applies;
 mod dream;
 mod extract;
 mod history;
 mod hostile;
+mod hostile_io;
 mod recall_hooks;
 mod search_fix;
 mod sessions;

@@ -17,6 +17,29 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// [`read_optional`] for a file another program rewrites in place — an index Claude Code edits:
+/// its `Write` and `Edit` truncate the file, then write it, so a read in between sees an empty
+/// (or partial) file, and planning or merging from that would drop every line. Reads until two
+/// reads a moment apart agree — a millisecond, or 25 when the file reads empty, since a writer
+/// descheduled between its truncation and its write leaves it empty for longer. Bounded: after
+/// [`SETTLE_READS`] reads the last one is returned.
+pub fn read_settled(path: &Path) -> Result<Option<String>> {
+    let mut last = read_optional(path)?;
+    for _ in 0..SETTLE_READS {
+        let empty = last.as_deref().is_some_and(str::is_empty);
+        std::thread::sleep(std::time::Duration::from_millis(if empty { 25 } else { 1 }));
+        let again = read_optional(path)?;
+        if again == last {
+            return Ok(last);
+        }
+        last = again;
+    }
+    Ok(last)
+}
+
+/// The most reads [`read_settled`] makes.
+pub const SETTLE_READS: usize = 40;
+
 /// The hex SHA-256 of some content: the key of its blob, and what the watcher compares.
 pub fn content_hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)

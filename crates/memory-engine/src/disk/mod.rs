@@ -21,7 +21,8 @@ pub mod files;
 pub use confine::{check_file_key, confined_path, is_symlink_loop, resolved_path};
 pub use echo::{EchoRegistry, ECHO_TTL};
 pub use files::{
-    content_hash, is_memory_file_key, memory_files, read_optional, stray_temp_files, temp_writer,
+    content_hash, is_memory_file_key, memory_files, read_optional, read_settled, stray_temp_files,
+    temp_writer,
 };
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -90,8 +91,10 @@ impl PreparedWrite {
         loop {
             match renameat_with(CWD, &self.temp, CWD, &self.target, RenameFlags::EXCHANGE) {
                 Ok(()) => {
-                    // The temp path now holds what the target held.
-                    let replaced = read_optional(&self.temp);
+                    // The temp path now holds what the target held — and a program that had it
+                    // open to rewrite in place (Claude Code truncates, then writes) may still be
+                    // writing into it: read it once it has settled.
+                    let replaced = read_settled(&self.temp);
                     let _ = fs::remove_file(&self.temp);
                     return replaced;
                 }

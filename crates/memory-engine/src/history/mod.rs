@@ -238,6 +238,33 @@ impl Engine {
             .transpose()
     }
 
+    /// The content of each of `version_ids` (`None` for a deletion), reading the logs once —
+    /// what undoing a change set of hundreds of files needs; [`Engine::version_content`] reads
+    /// them per call. An id that names no version is [`Error::NotFound`].
+    pub fn version_contents(
+        &self,
+        version_ids: &[&str],
+    ) -> Result<HashMap<String, Option<String>>> {
+        let wanted: std::collections::HashSet<&str> = version_ids.iter().copied().collect();
+        let store = self.history_store();
+        let mut found: HashMap<String, Option<String>> = HashMap::new();
+        for log in store.logs()? {
+            if found.len() == wanted.len() {
+                break;
+            }
+            for version in read_log(&log)? {
+                if wanted.contains(version.version.as_str()) {
+                    let content = version.hash.map(|hash| store.blob(&hash)).transpose()?;
+                    found.insert(version.version, content);
+                }
+            }
+        }
+        match version_ids.iter().find(|id| !found.contains_key(**id)) {
+            Some(missing) => Err(Error::NotFound(PathBuf::from(missing))),
+            None => Ok(found),
+        }
+    }
+
     /// A unified diff from version `a` to version `b` (a deletion diffs as an empty file). The
     /// headers name the file and the version: `a/<file>\tv000012`.
     pub fn diff_versions(&self, a: &str, b: &str) -> Result<String> {

@@ -132,9 +132,10 @@ fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
 }
 
 /// Every secret in the files under `root` (itself if a file; symlinks not followed), named
-/// relative to `root` for the rules that look at paths, and the files that could not be read.
-/// Files are scanned as bytes, so text in any encoding is covered. Nothing is modified.
-pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<PathBuf>) {
+/// relative to `root` for the rules that look at paths, and the files that could not be read
+/// (with why). Files are scanned as bytes, so text in any encoding is covered. Nothing is
+/// modified.
+pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<(PathBuf, String)>) {
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(path) = stack.pop() {
@@ -156,9 +157,12 @@ pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<PathBuf>) {
     files.sort();
     let (mut findings, mut unreadable) = (Vec::new(), Vec::new());
     for file in files {
-        let Ok(bytes) = std::fs::read(&file) else {
-            unreadable.push(file);
-            continue;
+        let bytes = match std::fs::read(&file) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                unreadable.push((file, e.to_string()));
+                continue;
+            }
         };
         let name = match file.strip_prefix(root) {
             Ok(relative) if !relative.as_os_str().is_empty() => relative,

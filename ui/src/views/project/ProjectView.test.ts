@@ -403,4 +403,27 @@ describe("the memory view", () => {
     expect(screen.getByText("Agents")).toBeTruthy();
     await waitFor(() => expect(opened).toEqual(["agent:project:code-reviewer:/w/repo"]));
   });
+
+  it("a link in a memory opens the memory it names and never navigates the window", async () => {
+    shell({
+      read_memory: (args) =>
+        args.file === "user_role.md"
+          ? { memory: memory({ file: "user_role.md", name: "Role", type: "user", body: "Ada.", content: "x" }), html: "<p>Ada.</p>" }
+          : {
+              memory: memory(),
+              html: '<p>See <a href="user_role.md">the role</a>, <a href="https://example.com/x">a site</a> and <a href="">a dropped link</a>.</p>',
+            },
+    });
+    view();
+    const pane = await screen.findByTestId("memory-pane");
+    const external = await within(pane).findByText("a site");
+    const dropped = within(pane).getByText("a dropped link");
+    for (const link of [external, dropped]) {
+      const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+      link.dispatchEvent(click);
+      expect(click.defaultPrevented, link.textContent ?? "").toBe(true);
+    }
+    await fireEvent.click(within(pane).getByText("the role"));
+    await waitFor(() => expect(screen.getByTestId("memory-pane").getAttribute("data-file")).toBe("user_role.md"));
+  });
 });
