@@ -784,7 +784,8 @@ fn protects(kind: ChangeKind, before: Option<&str>) -> bool {
 
 /// Whether `change` is to an index file that is written rather than deleted: those are merged with
 /// the disk at write time (see [`Engine::apply_changes`]) instead of conflicting.
-fn is_index_file(file: &str) -> bool {
+/// Whether `file` (relative) is an index: `MEMORY.md` at any depth.
+pub(crate) fn is_index_file(file: &str) -> bool {
     file == index::INDEX_FILE || file.ends_with(&format!("/{}", index::INDEX_FILE))
 }
 

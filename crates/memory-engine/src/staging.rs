@@ -21,7 +21,7 @@ use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
 
 use crate::actor::Actor;
-use crate::changeset::{base_holds, ApplyStatus, ChangeSet, FileChange};
+use crate::changeset::{base_holds, is_index_file, ApplyStatus, ChangeSet, FileChange};
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
@@ -304,7 +304,7 @@ impl Engine {
         // file is not written.
         selected.retain(|&i| {
             let file = &mut staged.files[i];
-            if !is_index(&file.change.file)
+            if !is_index_file(&file.change.file)
                 && disk_holds(&root, &file.change.file, file.change.after.as_deref())
             {
                 file.status = FileStatus::Applied;
@@ -420,7 +420,8 @@ impl Engine {
         // Files already back to what they were (an undo that was stopped midway) are undone.
         let (done, applied): (Vec<usize>, Vec<usize>) = applied.into_iter().partition(|&i| {
             let change = &staged.files[i].change;
-            !is_index(&change.file) && disk_holds(&root, &change.file, change.before.as_deref())
+            !is_index_file(&change.file)
+                && disk_holds(&root, &change.file, change.before.as_deref())
         });
         for &i in &done {
             staged.files[i].status = FileStatus::Undone;
@@ -625,9 +626,6 @@ fn drops_line_of(change: &crate::changeset::FileChange, files: &[&str]) -> bool 
         .any(|file| before.iter().any(|b| b == file) && !after.iter().any(|a| a == file))
 }
 
-/// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
-/// has decided every file, so the snapshot counts as merged (rejected files included — that was
-/// their decision) and Claude Code stops prompting for it.
 /// Whether `file` under `root` holds exactly `content` (`None`: is absent).
 fn disk_holds(root: &Path, file: &str, content: Option<&str>) -> bool {
     disk::confined_path(root, file)
@@ -635,10 +633,9 @@ fn disk_holds(root: &Path, file: &str, content: Option<&str>) -> bool {
         .is_ok_and(|on_disk| on_disk.as_deref() == content)
 }
 
-fn is_index(file: &str) -> bool {
-    file == crate::index::INDEX_FILE || file.ends_with(&format!("/{}", crate::index::INDEX_FILE))
-}
-
+/// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
+/// has decided every file, so the snapshot counts as merged (rejected files included — that was
+/// their decision) and Claude Code stops prompting for it.
 fn write_marker_when_decided(staged: &mut StagedChangeSet) -> Result<()> {
     let decided = staged.waiting() == 0;
     if let Some(marker) = staged.marker.as_mut().filter(|m| !m.written && decided) {
