@@ -611,11 +611,28 @@ impl Engine {
             let prepared = disk::PreparedWrite::new(path, merged.as_bytes())?;
             self.note_own_write(path, Some(merged.as_bytes()));
             let replaced = prepared.swap_in()?;
-            if replaced == expected {
+            if replaced != expected {
+                theirs = replaced;
+                expected = Some(merged);
+                continue;
+            }
+            // Claude Code edits in place: read, change, write, microseconds apart. A write of
+            // ours that lands in between is overwritten with what it read before — our line
+            // gone, and no exchange of ours saw it happen. Look once more a moment later: if
+            // the index changed and our edit is no longer in it, merge it in again.
+            std::thread::sleep(VERIFY_AFTER);
+            let now = disk::read_settled(path)?;
+            let still_ours = now.as_deref() == Some(merged.as_str())
+                || now
+                    .as_deref()
+                    .and_then(|now| index::merge_edit(before, after, now))
+                    .as_deref()
+                    == now.as_deref();
+            if still_ours {
                 return Ok(merged);
             }
-            theirs = replaced;
-            expected = Some(merged);
+            theirs = now.clone();
+            expected = now;
         }
         Err(Error::Conflict(path.to_path_buf()))
     }
@@ -784,6 +801,10 @@ fn protects(kind: ChangeKind, before: Option<&str>) -> bool {
 
 /// Whether `change` is to an index file that is written rather than deleted: those are merged with
 /// the disk at write time (see [`Engine::apply_changes`]) instead of conflicting.
+/// How long after writing an index Engram looks again for an in-place writer's overwrite (see
+/// `write_merged`): far longer than Claude Code's read-to-write, short enough not to be felt.
+const VERIFY_AFTER: std::time::Duration = std::time::Duration::from_millis(3);
+
 /// Whether `file` (relative) is an index: `MEMORY.md` at any depth.
 pub(crate) fn is_index_file(file: &str) -> bool {
     file == index::INDEX_FILE || file.ends_with(&format!("/{}", index::INDEX_FILE))
