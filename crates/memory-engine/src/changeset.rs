@@ -176,7 +176,7 @@ impl ChangeSet {
             Some(seen) => Ok(seen.clone()),
             // An index is the file Claude Code rewrites in place while Engram plans: planning
             // from the empty file seen mid-rewrite would rebuild it from scratch.
-            None if is_index_file(file) => disk::read_settled(path),
+            None if index::is_index_file(file) => disk::read_settled(path),
             None => read_optional(path),
         }
     }
@@ -805,13 +805,8 @@ fn protects(kind: ChangeKind, before: Option<&str>) -> bool {
 /// `write_merged`): far longer than Claude Code's read-to-write, short enough not to be felt.
 const VERIFY_AFTER: std::time::Duration = std::time::Duration::from_millis(3);
 
-/// Whether `file` (relative) is an index: `MEMORY.md` at any depth.
-pub(crate) fn is_index_file(file: &str) -> bool {
-    file == index::INDEX_FILE || file.ends_with(&format!("/{}", index::INDEX_FILE))
-}
-
 fn merges_with_disk(change: &FileChange) -> bool {
-    is_index_file(&change.file) && change.after.is_some()
+    index::is_index_file(&change.file) && change.after.is_some()
 }
 
 /// Removes the directories left empty by deleting `path`, up to (not including) `root`. Best

@@ -466,6 +466,12 @@ pub fn remove_entry(raw: &str, file: &str) -> (String, bool) {
     (out, removed)
 }
 
+/// Whether `file` (relative to a memory dir, `/`-separated) is an index: `MEMORY.md` at any
+/// depth.
+pub fn is_index_file(file: &str) -> bool {
+    file == INDEX_FILE || file.ends_with(&format!("/{INDEX_FILE}"))
+}
+
 /// Replays the edit that turned `before` into `after` onto `current`, what the disk holds now —
 /// so an index that someone else (Claude Code, a person, another Engram) changed meanwhile keeps
 /// their lines *and* gets ours, as `MEMORY.md`'s many writers need. Entry lines are matched by

@@ -174,6 +174,8 @@ pub struct RecallReport {
     pub elapsed_ms: u64,
     /// Why nothing was recalled without asking (e.g. the session's budget is spent).
     pub skipped: Option<String>,
+    /// Memory files that could not be read, so were not considered: `file: why`.
+    pub unreadable: Vec<String>,
 }
 
 /// An offline match left out of the results.
@@ -346,6 +348,7 @@ impl Engine {
             injected_tokens: 0,
             elapsed_ms: 0,
             skipped: None,
+            unreadable: Vec::new(),
         };
         let surfaced = match &request.session {
             Some(id) => self.surfaced(id)?,
@@ -365,7 +368,16 @@ impl Engine {
 
         let root = memory_dir.to_path_buf();
         let now = self.clock().now();
-        let headers = blocking(move || scan::scan_dir(&root, Some(CLAUDE_SCAN_CAP), now)).await?;
+        let (headers, unreadable) = blocking(move || {
+            let headers = scan::scan_dir(&root, Some(CLAUDE_SCAN_CAP), now)?;
+            let unreadable = scan::unreadable(&root, &headers);
+            Ok((headers, unreadable))
+        })
+        .await?;
+        report.unreadable = unreadable
+            .into_iter()
+            .map(|(file, why)| format!("{file}: {why}"))
+            .collect();
         let excluded_paths: HashSet<PathBuf> = request
             .exclude
             .iter()

@@ -426,6 +426,51 @@ mod tests {
         assert_eq!(files, vec!["a.md"], "only the memory dir inside the home");
     }
 
+    /// Agent memory is searched with the projects': a project's agent dir (under its working
+    /// dir, known from a transcript) is found, its hit names the agent, and its store name opens
+    /// the dir the hit came from.
+    #[test]
+    fn agent_memory_is_searched_and_its_hits_name_the_agent() {
+        let home = tempfile::tempdir().expect("home");
+        let cwd = home.path().join("repo");
+        let name = crate::paths::sanitize_path(&cwd.to_string_lossy());
+        let transcripts = home.path().join("projects").join(&name);
+        fs::create_dir_all(&transcripts).expect("transcripts");
+        let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null, "cwd": cwd,
+            "sessionId": "s", "message": {"role": "user", "content": "hi"}});
+        fs::write(
+            transcripts.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            format!("{line}\n"),
+        )
+        .expect("transcript");
+        let agent = cwd.join(".claude/agent-memory/code-reviewer");
+        fs::create_dir_all(&agent).expect("agent dir");
+        fs::write(
+            agent.join("style.md"),
+            "---\nname: Style\ndescription: review style\ntype: feedback\n---\nBe terse.\n",
+        )
+        .expect("style");
+        let engine = Engine::builder(Environment::empty())
+            .claude_home(home.path())
+            .engram_home(home.path().join("engram"))
+            .build();
+        let hits = search(&engine, "terse");
+        assert_eq!(files(&hits), ["style.md"]);
+        assert_eq!(
+            hits[0].agent,
+            Some(crate::agent_memory::AgentLabel {
+                agent_type: "code-reviewer".into(),
+                scope: crate::agent_memory::AgentScope::Project
+            })
+        );
+        assert_eq!(
+            engine
+                .memory_store_dir_checked(&hits[0].project)
+                .expect("opens"),
+            hits[0].memory_dir
+        );
+    }
+
     fn search(engine: &Engine, query: &str) -> Vec<SearchHit> {
         engine
             .search_memories(query, &SearchOptions::default())

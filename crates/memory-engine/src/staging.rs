@@ -21,10 +21,11 @@ use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
 
 use crate::actor::Actor;
-use crate::changeset::{base_holds, is_index_file, ApplyStatus, ChangeSet, FileChange};
+use crate::changeset::{base_holds, ApplyStatus, ChangeSet, FileChange};
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
+use crate::index::is_index_file;
 use crate::staleness::iso_time;
 
 /// What produced a staged change set.
@@ -605,9 +606,7 @@ fn read_staged(path: &Path) -> Result<StagedChangeSet> {
 /// Whether `change` is an index edit that removes the line of one of `files` (relative to the
 /// memory dir) which its previous content had.
 fn drops_line_of(change: &crate::changeset::FileChange, files: &[&str]) -> bool {
-    if files.is_empty()
-        || !(change.file == crate::index::INDEX_FILE || change.file.ends_with("/MEMORY.md"))
-    {
+    if files.is_empty() || !is_index_file(&change.file) {
         return false;
     }
     let dir = crate::index::parent_of(&change.file);

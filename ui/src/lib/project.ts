@@ -9,10 +9,10 @@ export type AgentDir = { agentType: string; scope: AgentScope; dir: string };
 
 /** Where a search hit is: its project, or "agent (scope agent memory) · project". */
 export function hitPlace(hit: SearchHit): string {
-  const project = hit.projectPath ? projectTitle({ name: hit.project, path: hit.projectPath }) : null;
-  if (!hit.agent) return projectTitle({ name: hit.project, path: hit.projectPath });
+  const project = projectTitle({ name: hit.project, path: hit.projectPath });
+  if (!hit.agent) return project;
   const agent = `${hit.agent.agentType} (${hit.agent.scope} agent memory)`;
-  return project ? `${agent} · ${project}` : agent;
+  return hit.projectPath ? `${agent} · ${project}` : agent;
 }
 
 /** The agent dir a search hit is in, if any. */

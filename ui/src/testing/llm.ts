@@ -108,6 +108,7 @@ export function recallReport(overrides: Partial<RecallReport> = {}): RecallRepor
     injectedTokens: 355,
     elapsedMs: 4,
     skipped: null,
+    unreadable: [],
     ...overrides,
   };
 }

@@ -154,6 +154,16 @@ impl Context {
 
 /// `path` joined onto the current directory when relative, with `.` and `..` resolved lexically
 /// (as a shell would show it; symlinks are left for the engine to resolve where it matters).
+/// The project name a change set staged for `memory_dir` is filed under in `engram changes`: the
+/// folder holding it (`<base>/projects/<name>/memory`).
+pub fn staged_project_name(memory_dir: &Path) -> String {
+    memory_dir
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn absolute(path: &Path) -> PathBuf {
     let joined = match std::env::current_dir() {
         Ok(cwd) if path.is_relative() => cwd.join(path),

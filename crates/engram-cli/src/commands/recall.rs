@@ -72,11 +72,6 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         exclude: args.exclude,
         session: args.session,
     };
-    // What cannot be read cannot be recalled: say so rather than recall around it silently.
-    let headers = memory_dir.scan(None)?;
-    for (file, why) in memory_engine::scan::unreadable(memory_dir.root(), &headers) {
-        output::warning_line(&format!("{file}: cannot be read ({why}); not considered"));
-    }
     let runtime = runtime()?;
     let report = runtime.block_on(engine.recall(
         memory_dir.root(),
@@ -84,6 +79,10 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         client,
         &CancellationToken::new(),
     ))?;
+    // What cannot be read cannot be recalled: say so rather than recall around it silently.
+    for unreadable in &report.unreadable {
+        output::warning_line(&format!("{unreadable} (not considered)"));
+    }
     if context.json() {
         if args.report {
             output::print_json(&report)?;

@@ -99,11 +99,7 @@ fn scan(context: &Context, path: Option<PathBuf>) -> Result<Status> {
 fn redact(context: &Context) -> Result<Status> {
     let dir = context.existing_memory_dir()?;
     let root = dir.root();
-    let project = root
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let project = super::staged_project_name(root);
     match context.engine.stage_redaction(root, &project, None)? {
         Some(set) if context.json() => output::print_json(&set)?,
         Some(set) => output::print(&format!(

@@ -68,11 +68,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             dir.display()
         ))
     })?;
-    let project = into
-        .parent()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let project = super::staged_project_name(&into);
     match context.engine.stage_stranded_merge(&dir, &into, &project)? {
         Some(set) if context.json() => output::print_json(&set)?,
         Some(set) => output::print(&format!(

@@ -248,35 +248,28 @@ impl Engine {
     /// known project's working dir (and `extra_projects`), plus agents that only have a snapshot
     /// (to initialize) — sorted by agent type, then scope.
     pub fn list_agent_memories(&self, extra_projects: &[PathBuf]) -> Result<Vec<AgentMemory>> {
-        let mut projects: Vec<PathBuf> = self
-            .list_projects()?
-            .into_iter()
-            .filter_map(|p| p.path)
-            .chain(extra_projects.iter().cloned())
+        let projects = self.project_working_dirs(extra_projects)?;
+        let stores = stores_under(&self.memory_base(), &projects);
+        let mut found: Vec<AgentMemory> = stores
+            .iter()
+            .map(|store| {
+                let label = &store.label;
+                self.describe(
+                    &label.agent_type,
+                    label.scope,
+                    store.dir.clone(),
+                    store.cwd.as_ref(),
+                )
+            })
             .collect();
-        projects.sort();
-        projects.dedup();
-        let mut found = Vec::new();
-        let user_root = self.memory_base().join("agent-memory");
-        for name in subdirs(&user_root) {
-            let dir = user_root.join(&name);
-            found.push(self.describe(&name, AgentScope::User, dir, None));
-        }
+        // A snapshot with no local memory yet: offered for initialization (project scope).
         for cwd in &projects {
-            let mut types = std::collections::BTreeSet::new();
-            for (scope, folder) in [
-                (AgentScope::Project, "agent-memory"),
-                (AgentScope::Local, "agent-memory-local"),
-            ] {
-                let root = cwd.join(".claude").join(folder);
-                for name in subdirs(&root) {
-                    types.insert(name.clone());
-                    found.push(self.describe(&name, scope, root.join(&name), Some(cwd)));
-                }
-            }
-            // A snapshot with no local memory yet: offered for initialization (project scope).
             for agent_type in subdirs(&cwd.join(".claude").join(SNAPSHOT_BASE)) {
-                if !types.contains(&agent_type.replace(':', "-")) {
+                let has_memory = stores.iter().any(|s| {
+                    s.cwd.as_ref() == Some(cwd)
+                        && s.label.agent_type == agent_type.replace(':', "-")
+                });
+                if !has_memory {
                     if let Ok(dir) = self.agent_memory_dir(&agent_type, AgentScope::Project, cwd) {
                         found.push(self.describe(&agent_type, AgentScope::Project, dir, Some(cwd)));
                     }
@@ -287,6 +280,21 @@ impl Engine {
             (&a.agent_type, a.scope, &a.project).cmp(&(&b.agent_type, b.scope, &b.project))
         });
         Ok(found)
+    }
+
+    /// The working dirs of every project Claude Code has seen, and `extra`, sorted, once each.
+    fn project_working_dirs(&self, extra: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        let mut cwds: Vec<PathBuf> = self
+            .project_names()?
+            .iter()
+            .filter_map(|name| {
+                crate::projects::project_path(name, &self.project_transcripts_dir_of(name))
+            })
+            .chain(extra.iter().cloned())
+            .collect();
+        cwds.sort();
+        cwds.dedup();
+        Ok(cwds)
     }
 
     fn describe(
@@ -330,48 +338,10 @@ impl Engine {
     /// under each project's working dir — without the snapshot checks and file counts of
     /// [`Engine::list_agent_memories`]: what a search walks.
     pub(crate) fn agent_stores(&self) -> Result<Vec<AgentStore>> {
-        let mut stores = Vec::new();
-        let user_root = self.memory_base().join("agent-memory");
-        for name in subdirs(&user_root) {
-            stores.push(AgentStore {
-                store: store_name(AgentScope::User, &name, None),
-                dir: user_root.join(&name),
-                cwd: None,
-                label: AgentLabel {
-                    agent_type: name,
-                    scope: AgentScope::User,
-                },
-            });
-        }
-        let mut cwds: Vec<PathBuf> = self
-            .project_names()?
-            .iter()
-            .filter_map(|name| {
-                crate::projects::project_path(name, &self.project_transcripts_dir_of(name))
-            })
-            .collect();
-        cwds.sort();
-        cwds.dedup();
-        for cwd in cwds {
-            for (scope, folder) in [
-                (AgentScope::Project, "agent-memory"),
-                (AgentScope::Local, "agent-memory-local"),
-            ] {
-                let root = cwd.join(".claude").join(folder);
-                for name in subdirs(&root) {
-                    stores.push(AgentStore {
-                        store: store_name(scope, &name, Some(&cwd)),
-                        dir: root.join(&name),
-                        cwd: Some(cwd.clone()),
-                        label: AgentLabel {
-                            agent_type: name,
-                            scope,
-                        },
-                    });
-                }
-            }
-        }
-        Ok(stores)
+        Ok(stores_under(
+            &self.memory_base(),
+            &self.project_working_dirs(&[])?,
+        ))
     }
 
     /// The memory dir a store name stands for: a project's folder name (its memory dir, checked
@@ -556,6 +526,44 @@ fn write_marker(dir: &Path, updated_at: &str) -> Result<()> {
 }
 
 /// The names of the directories directly under `dir` (none when it does not exist).
+/// Every agent memory dir that exists: the user scope's under `memory_base`, and the project and
+/// local scopes' under each of `cwds`.
+fn stores_under(memory_base: &Path, cwds: &[PathBuf]) -> Vec<AgentStore> {
+    let mut stores = Vec::new();
+    let user_root = memory_base.join("agent-memory");
+    for name in subdirs(&user_root) {
+        stores.push(AgentStore {
+            store: store_name(AgentScope::User, &name, None),
+            dir: user_root.join(&name),
+            cwd: None,
+            label: AgentLabel {
+                agent_type: name,
+                scope: AgentScope::User,
+            },
+        });
+    }
+    for cwd in cwds {
+        for (scope, folder) in [
+            (AgentScope::Project, "agent-memory"),
+            (AgentScope::Local, "agent-memory-local"),
+        ] {
+            let root = cwd.join(".claude").join(folder);
+            for name in subdirs(&root) {
+                stores.push(AgentStore {
+                    store: store_name(scope, &name, Some(cwd)),
+                    dir: root.join(&name),
+                    cwd: Some(cwd.clone()),
+                    label: AgentLabel {
+                        agent_type: name,
+                        scope,
+                    },
+                });
+            }
+        }
+    }
+    stores
+}
+
 fn subdirs(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .into_iter()

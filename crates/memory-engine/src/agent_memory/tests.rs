@@ -266,26 +266,6 @@ fn store_names_open_agent_memory_dirs_and_nothing_else() {
 
     let listed = s.engine.list_agent_memories(&[]).expect("list");
     assert_eq!(listed.len(), 2, "{listed:?}");
-    // A search across memory finds agent memory too, named so the app can open it.
-    let hits = s
-        .engine
-        .search_memories("terse", &crate::search::SearchOptions::default())
-        .expect("search");
-    assert_eq!(hits.len(), 1, "{hits:?}");
-    assert_eq!(
-        hits[0].agent,
-        Some(AgentLabel {
-            agent_type: "code-reviewer".into(),
-            scope: AgentScope::Project
-        })
-    );
-    assert_eq!(hits[0].file, "style.md");
-    assert_eq!(
-        s.engine
-            .memory_store_dir_checked(&hits[0].project)
-            .expect("opens"),
-        hits[0].memory_dir
-    );
     for agent in &listed {
         assert_eq!(
             s.engine

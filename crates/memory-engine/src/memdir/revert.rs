@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::history::{Version, VersionChange};
-use crate::index::{self, INDEX_FILE};
+use crate::index;
 
 impl MemoryDir {
     /// The versions of this dir (of one file if given), newest first — after recording, as
@@ -84,7 +84,7 @@ impl MemoryDir {
         }
         // Bringing back a deleted memory brings back its index line, and reverting to a deletion
         // takes the line out, as creating and deleting do: no orphan, no dangling pointer.
-        let is_topic_file = !(target.file == INDEX_FILE || target.file.ends_with("/MEMORY.md"));
+        let is_topic_file = !index::is_index_file(&target.file);
         if is_topic_file && (recreated || deleted) {
             self.stage_restored_index_line(&mut set, &target, content.as_deref(), &reason)?;
         }

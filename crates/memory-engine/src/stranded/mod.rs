@@ -53,7 +53,7 @@ fn memory_files(dir: &Path) -> Vec<String> {
     crate::disk::memory_files(dir)
         .unwrap_or_default()
         .into_iter()
-        .filter(|f| f != INDEX_FILE && !f.ends_with("/MEMORY.md"))
+        .filter(|f| !crate::index::is_index_file(f))
         .collect()
 }
 

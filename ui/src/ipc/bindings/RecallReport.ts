@@ -42,4 +42,8 @@ injectedChars: number, injectedTokens: number, elapsedMs: number,
 /**
  * Why nothing was recalled without asking (e.g. the session's budget is spent).
  */
-skipped: string | null, };
+skipped: string | null, 
+/**
+ * Memory files that could not be read, so were not considered: `file: why`.
+ */
+unreadable: Array<string>, };
