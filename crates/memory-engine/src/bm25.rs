@@ -1,14 +1,28 @@
-//! Lexical ranking for offline recall: BM25 over several weighted fields (BM25F), so a word in a
-//! memory's name counts more than one in its description.
+//! Lexical ranking for offline recall: BM25F over several weighted fields, so a word in a
+//! memory's name counts more than one in its description, and one in its body least.
 //!
-//! Tokens: text is NFKD-normalised with combining marks dropped (`decisión` = `decision`),
-//! lowercased, split on everything that is not a letter or digit (so `execute_trade.rb` gives
-//! `execute`, `trade`, `rb`), stripped of English and Spanish stop words and one-letter tokens,
-//! and plurals are folded (`patterns` = `pattern`, `memories` = `memory`). Deliberately no deeper
-//! stemming: a wrong merge costs more precision than it buys recall on one-line descriptions.
+//! Tokens: text is lowercased (NFKD-normalised with combining marks dropped when it is not
+//! ASCII, so `decisión` = `decision`), split on everything that is not a letter or digit (so
+//! `execute_trade.rb` gives `execute`, `trade`, `rb`), stripped of English and Spanish stop words
+//! and one-letter tokens, and stemmed with the Snowball English stemmer (`deploys`, `deploying`
+//! and `deployed` are all `deploy`). `rust-stemmers` is the Snowball implementation tantivy
+//! uses; hand-rolled suffix rules merge wrong words.
+//!
+//! The index keeps terms as numbers: each distinct surface form is folded and stemmed once, and
+//! every later occurrence is one hash lookup of a borrowed `&str` — no allocation per token, in
+//! indexing or in search.
+//!
+//! Scores are BM25F (each field's term frequency normalised by that field's own average length,
+//! weighted, then saturated once), and each hit also carries its *coverage*: the share of the
+//! query's weight (the sum of its terms' IDF, a term no document has counting as the rarest) that
+//! the document matched. Coverage says how much of the prompt a memory speaks to, which a raw
+//! BM25 score — relative to the corpus — cannot; recall uses it to inject nothing when nothing
+//! relates.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
+use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
@@ -19,61 +33,254 @@ const B: f64 = 0.75;
 
 const STOP_WORDS: &[&str] = &[
     // English
-    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-    "be", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing",
-    "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "just",
-    "let", "me", "my", "no", "not", "now", "of", "on", "or", "our", "out", "please", "should",
-    "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "up", "us", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "why", "will", "with", "would", "you", "your", // Spanish
-    "al", "como", "con", "de", "del", "el", "en", "es", "esta", "este", "la", "las", "lo", "los",
-    "mas", "mi", "muy", "para", "pero", "por", "que", "se", "si", "sin", "su", "sus", "un", "una",
-    "y", "ya",
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "let",
+    "me",
+    "my",
+    "no",
+    "not",
+    "now",
+    "of",
+    "on",
+    "or",
+    "our",
+    "out",
+    "please",
+    "should",
+    "so",
+    "some",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "up",
+    "us",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    // The filler of requests to an assistant: they say what to do, not what it is about.
+    "actually",
+    "add",
+    "anything",
+    "explain",
+    "get",
+    "give",
+    "go",
+    "going",
+    "good",
+    "got",
+    "help",
+    "know",
+    "like",
+    "look",
+    "make",
+    "maybe",
+    "need",
+    "new",
+    "ok",
+    "okay",
+    "really",
+    "show",
+    "something",
+    "still",
+    "sure",
+    "tell",
+    "thing",
+    "things",
+    "try",
+    "use",
+    "using",
+    "want",
+    "way",
+    "write", // Spanish
+    "al",
+    "como",
+    "con",
+    "de",
+    "del",
+    "el",
+    "en",
+    "es",
+    "esta",
+    "este",
+    "la",
+    "las",
+    "lo",
+    "los",
+    "mas",
+    "mi",
+    "muy",
+    "para",
+    "pero",
+    "por",
+    "que",
+    "se",
+    "si",
+    "sin",
+    "su",
+    "sus",
+    "un",
+    "una",
+    "y",
+    "ya",
 ];
 
-/// The tokens of `text`, in order, with repeats.
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// Calls `each` with every word of `text` folded (lowercase, accents off), stop words and
+/// one-letter words left out, before stemming. `buffer` is reused between calls.
+fn for_each_word(text: &str, buffer: &mut String, mut each: impl FnMut(&str)) {
+    buffer.clear();
+    if text.is_ascii() {
+        buffer.push_str(text);
+        buffer.make_ascii_lowercase();
+    } else {
+        buffer.extend(
+            text.nfkd()
+                .filter(|c| !is_combining_mark(*c))
+                .flat_map(char::to_lowercase),
+        );
+    }
+    for word in buffer.split(|c: char| !c.is_alphanumeric()) {
+        if word.chars().nth(1).is_some() && !STOP_WORDS.contains(&word) {
+            each(word);
+        }
+    }
+}
+
+/// The stemmed tokens of `text`, in order, with repeats.
 pub fn tokens(text: &str) -> Vec<String> {
-    let folded: String = text
-        .nfkd()
-        .filter(|c| !is_combining_mark(*c))
-        .flat_map(char::to_lowercase)
-        .collect();
-    folded
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|t| t.chars().count() > 1 && !STOP_WORDS.contains(t))
-        .map(fold_plural)
-        .collect()
+    let mut out = Vec::new();
+    for_each_word(text, &mut String::new(), |word| {
+        out.push(stemmer().stem(word).into_owned());
+    });
+    out
 }
 
-fn fold_plural(token: &str) -> String {
-    let chars = token.chars().count();
-    if chars > 4 && token.ends_with("ies") {
-        return format!("{}y", &token[..token.len() - 3]);
-    }
-    if chars > 3
-        && token.ends_with('s')
-        && !token.ends_with("ss")
-        && !token.ends_with("us")
-        && !token.ends_with("is")
-    {
-        return token[..token.len() - 1].to_owned();
-    }
-    token.to_owned()
-}
-
-/// One document's weighted term frequencies and length.
+/// Term numbers: each surface form is stemmed once.
 #[derive(Debug, Clone, Default)]
-struct DocStats {
-    tf: HashMap<String, f64>,
-    length: f64,
+struct Vocabulary {
+    /// Surface word → term.
+    words: HashMap<String, u32>,
+    /// Stem → term.
+    stems: HashMap<String, u32>,
+    /// How many terms there are.
+    count: u32,
 }
 
-/// A BM25F index over documents made of weighted fields.
-#[derive(Debug, Clone)]
+impl Vocabulary {
+    fn term(&mut self, word: &str) -> u32 {
+        if let Some(&term) = self.words.get(word) {
+            return term;
+        }
+        let stem = stemmer().stem(word);
+        let term = match self.stems.get(stem.as_ref()) {
+            Some(&term) => term,
+            None => {
+                let term = self.count;
+                self.count += 1;
+                self.stems.insert(stem.into_owned(), term);
+                term
+            }
+        };
+        self.words.insert(word.to_owned(), term);
+        term
+    }
+
+    /// The term of `word` if any document has it, without learning it.
+    fn known(&self, word: &str) -> Option<u32> {
+        self.words
+            .get(word)
+            .or_else(|| self.stems.get(stemmer().stem(word).as_ref()))
+            .copied()
+    }
+}
+
+/// One document: per field, its (term, count) pairs and its length.
+#[derive(Debug, Clone, Default)]
+struct Doc {
+    fields: Vec<FieldStats>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct FieldStats {
+    /// Sorted by term.
+    counts: Vec<(u32, u32)>,
+    length: u32,
+}
+
+/// A BM25F index over documents made of weighted fields (the same fields, in the same order, for
+/// every document).
+#[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
-    docs: Vec<DocStats>,
-    df: HashMap<String, usize>,
-    avg_length: f64,
+    vocabulary: Vocabulary,
+    docs: Vec<Doc>,
+    weights: Vec<f64>,
+    /// Documents containing each term.
+    df: Vec<u32>,
+    /// Average length of each field.
+    avg_length: Vec<f64>,
 }
 
 /// One document's score against a query.
@@ -82,78 +289,138 @@ pub struct Scored {
     /// The document's position in the input.
     pub doc: usize,
     pub score: f64,
-    /// The query terms the document contains, in query order.
+    /// The share of the query's IDF weight this document matched, in 0..=1.
+    pub coverage: f64,
+    /// The query's words the document contains (as the query has them), in query order.
     pub matched: Vec<String>,
 }
 
 impl Bm25Index {
     /// Indexes `docs`, each a list of `(text, weight)` fields.
     pub fn new<'a>(docs: impl IntoIterator<Item = Vec<(&'a str, f64)>>) -> Bm25Index {
-        let mut df: HashMap<String, usize> = HashMap::new();
-        let docs: Vec<DocStats> = docs
-            .into_iter()
-            .map(|fields| {
-                let mut stats = DocStats::default();
-                for (text, weight) in fields {
-                    for token in tokens(text) {
-                        *stats.tf.entry(token).or_default() += weight;
-                        stats.length += weight;
+        let mut index = Bm25Index::default();
+        let mut buffer = String::new();
+        let mut terms: Vec<u32> = Vec::new();
+        for fields in docs {
+            if index.weights.len() < fields.len() {
+                index.weights.resize(fields.len(), 0.0);
+            }
+            let mut doc = Doc::default();
+            for (position, (text, weight)) in fields.into_iter().enumerate() {
+                index.weights[position] = weight;
+                terms.clear();
+                let vocabulary = &mut index.vocabulary;
+                for_each_word(text, &mut buffer, |word| terms.push(vocabulary.term(word)));
+                let length = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                terms.sort_unstable();
+                let mut counts: Vec<(u32, u32)> = Vec::new();
+                for &term in &terms {
+                    match counts.last_mut() {
+                        Some((last, count)) if *last == term => *count += 1,
+                        _ => counts.push((term, 1)),
                     }
                 }
-                for term in stats.tf.keys() {
-                    *df.entry(term.clone()).or_default() += 1;
+                doc.fields.push(FieldStats { counts, length });
+            }
+            let mut seen: Vec<u32> = doc
+                .fields
+                .iter()
+                .flat_map(|f| f.counts.iter().map(|&(t, _)| t))
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            for term in seen {
+                let slot = term as usize;
+                if index.df.len() <= slot {
+                    index.df.resize(slot + 1, 0);
                 }
-                stats
+                index.df[slot] += 1;
+            }
+            index.docs.push(doc);
+        }
+        let n = index.docs.len().max(1) as f64;
+        index.avg_length = (0..index.weights.len())
+            .map(|f| {
+                index
+                    .docs
+                    .iter()
+                    .map(|d| d.fields.get(f).map_or(0, |s| s.length) as f64)
+                    .sum::<f64>()
+                    / n
             })
             .collect();
-        let avg_length = if docs.is_empty() {
-            0.0
-        } else {
-            docs.iter().map(|d| d.length).sum::<f64>() / docs.len() as f64
-        };
-        Bm25Index {
-            docs,
-            df,
-            avg_length,
-        }
+        index
+    }
+
+    fn idf(&self, df: u32) -> f64 {
+        let n = self.docs.len() as f64;
+        let df = f64::from(df);
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
     /// The documents matching at least one query term, best first (ties keep input order).
     pub fn search(&self, query: &str) -> Vec<Scored> {
-        let mut seen = BTreeSet::new();
-        let terms: Vec<String> = tokens(query)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .collect();
-        let n = self.docs.len() as f64;
-        let mut scored: Vec<Scored> = self
-            .docs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, doc)| {
-                let mut score = 0.0;
-                let mut matched = Vec::new();
-                for term in &terms {
-                    let Some(&tf) = doc.tf.get(term) else {
+        // The query's distinct terms; words no document has count with the rarest IDF.
+        let mut known: Vec<(u32, String)> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
+        let mut total_idf = 0.0;
+        for_each_word(query, &mut String::new(), |word| {
+            match self.vocabulary.known(word) {
+                Some(term) if !known.iter().any(|(t, _)| *t == term) => {
+                    total_idf += self.idf(self.df[term as usize]);
+                    known.push((term, word.to_owned()));
+                }
+                Some(_) => {}
+                None => {
+                    let stem = stemmer().stem(word);
+                    if !unknown.iter().any(|u| u == stem.as_ref()) {
+                        total_idf += self.idf(0);
+                        unknown.push(stem.into_owned());
+                    }
+                }
+            }
+        });
+        let mut scored: Vec<Scored> = Vec::new();
+        for (i, doc) in self.docs.iter().enumerate() {
+            let mut score = 0.0;
+            let mut matched_idf = 0.0;
+            let mut matched = Vec::new();
+            for (term, word) in &known {
+                let term = *term;
+                let mut tf = 0.0;
+                for (f, field) in doc.fields.iter().enumerate() {
+                    let Ok(at) = field.counts.binary_search_by_key(&term, |&(t, _)| t) else {
                         continue;
                     };
-                    let df = self.df.get(term).copied().unwrap_or(0) as f64;
-                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                    let norm = if self.avg_length > 0.0 {
-                        1.0 - B + B * doc.length / self.avg_length
+                    let count = f64::from(field.counts[at].1);
+                    let norm = if self.avg_length[f] > 0.0 {
+                        1.0 - B + B * f64::from(field.length) / self.avg_length[f]
                     } else {
                         1.0
                     };
-                    score += idf * tf * (K1 + 1.0) / (tf + K1 * norm);
-                    matched.push(term.clone());
+                    tf += self.weights[f] * count / norm;
                 }
-                (score > 0.0).then_some(Scored {
+                if tf == 0.0 {
+                    continue;
+                }
+                let idf = self.idf(self.df[term as usize]);
+                score += idf * tf * (K1 + 1.0) / (tf + K1);
+                matched_idf += idf;
+                matched.push(word.clone());
+            }
+            if score > 0.0 {
+                scored.push(Scored {
                     doc: i,
                     score,
+                    coverage: if total_idf > 0.0 {
+                        matched_idf / total_idf
+                    } else {
+                        0.0
+                    },
                     matched,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
         scored
     }
@@ -164,16 +431,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_fold_case_accents_plurals_and_drop_stop_words() {
+    fn tokens_fold_case_accents_and_stem_and_drop_stop_words() {
         assert_eq!(
             tokens("The Decisión about execute_trade.rb: memories & Patterns"),
-            ["decision", "execute", "trade", "rb", "memory", "pattern"]
+            ["decis", "execut", "trade", "rb", "memori", "pattern"]
         );
+        assert_eq!(tokens("deploys deploying deployed"), ["deploy"; 3]);
         assert_eq!(
             tokens("process bus analysis"),
-            ["process", "bus", "analysis"]
+            ["process", "bus", "analysi"]
         );
-        assert!(tokens("a I y").is_empty());
+        assert!(tokens("a I y é").is_empty());
     }
 
     #[test]
@@ -188,7 +456,8 @@ mod tests {
         ]);
         let hits = index.search("database tests");
         assert_eq!(hits[0].doc, 0);
-        assert_eq!(hits[0].matched, ["database", "test"]);
+        assert_eq!(hits[0].matched, ["database", "tests"]);
+        assert!((hits[0].coverage - 1.0).abs() < 1e-9);
         assert!(
             index.search("kubernetes").is_empty(),
             "no shared term, no hit"
@@ -196,6 +465,20 @@ mod tests {
         let hits = index.search("testing");
         assert_eq!(hits[0].doc, 0, "a name hit beats a description hit");
         assert_eq!(hits.len(), 2);
+    }
+
+    #[test]
+    fn coverage_is_the_share_of_the_query_a_document_speaks_to() {
+        let index = Bm25Index::new([vec![("stripe webhooks", 1.0)], vec![("cart rounding", 1.0)]]);
+        let hits = index.search("stripe webhook signature");
+        assert_eq!(hits.len(), 1);
+        // Two of three terms; the unknown one weighs what a term no document has would.
+        let (seen_once, never) = ((1.0f64 + 1.5 / 1.5).ln(), (1.0f64 + 2.5 / 0.5).ln());
+        let expected = 2.0 * seen_once / (2.0 * seen_once + never);
+        assert!((hits[0].coverage - expected).abs() < 1e-9, "{hits:?}");
+        assert_eq!(hits[0].matched, ["stripe", "webhook"]);
+        let hits = index.search("stripe stripe");
+        assert!((hits[0].coverage - 1.0).abs() < 1e-9, "repeats count once");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [llm]
-//! provider = "anthropic"        # offline (default) | anthropic | openai
+//! provider = "anthropic"        # offline (default) | local | anthropic | openai
 //! timeout_ms = 30000
 //! max_retries = 2
 //!
@@ -54,21 +54,31 @@ pub enum ProviderKind {
     /// No model: lexical recall, rule-based jobs. The default.
     #[default]
     Offline,
+    /// No remote model: recall ranks with the local embedding model (all-MiniLM-L6-v2, in
+    /// process) and the lexical score; other jobs are rule-based, as offline.
+    Local,
     Anthropic,
     #[serde(rename = "openai")]
     OpenAi,
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 3] = [
+    pub const ALL: [ProviderKind; 4] = [
         ProviderKind::Offline,
+        ProviderKind::Local,
         ProviderKind::Anthropic,
         ProviderKind::OpenAi,
     ];
 
+    /// Whether the provider is a model behind an API (with a base URL, a model name and a key).
+    pub fn is_remote(self) -> bool {
+        matches!(self, ProviderKind::Anthropic | ProviderKind::OpenAi)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Offline => "offline",
+            ProviderKind::Local => "local",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::OpenAi => "openai",
         }
@@ -90,7 +100,7 @@ impl FromStr for ProviderKind {
             .find(|p| p.as_str() == s)
             .ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown provider `{s}` (expected offline, anthropic or openai)"
+                    "unknown provider `{s}` (expected offline, local, anthropic or openai)"
                 ))
             })
     }
@@ -283,7 +293,7 @@ impl Config {
         match provider {
             ProviderKind::Anthropic => Some(&self.llm.anthropic),
             ProviderKind::OpenAi => Some(&self.llm.openai),
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::Local => None,
         }
     }
 
@@ -291,7 +301,7 @@ impl Config {
         match provider {
             ProviderKind::Anthropic => Some(&mut self.llm.anthropic),
             ProviderKind::OpenAi => Some(&mut self.llm.openai),
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::Local => None,
         }
     }
 }

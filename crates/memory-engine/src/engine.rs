@@ -24,6 +24,8 @@ struct Inner {
     own_writes: crate::disk::EchoRegistry,
     /// The running job of each kind (one at a time per kind).
     jobs: crate::job::Jobs,
+    /// The local embedding model and its cache, made on first use.
+    embeddings: std::sync::OnceLock<crate::embed::Embeddings>,
 }
 
 impl Engine {
@@ -80,6 +82,19 @@ impl Engine {
 
     /// Engram's own data dir (history, staging, config): `$ENGRAM_HOME`, else
     /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram`. Never inside a memory dir.
+    /// The local embedding model and its cache: models from `$ENGRAM_MODELS_DIR`, else
+    /// `<engram home>/models`; vectors cached in `<engram home>/embeddings`.
+    pub fn embeddings(&self) -> &crate::embed::Embeddings {
+        self.inner.embeddings.get_or_init(|| {
+            let home = self.engram_home();
+            let models = match self.env().get("ENGRAM_MODELS_DIR") {
+                Some(dir) => PathBuf::from(dir),
+                None => home.join("models"),
+            };
+            crate::embed::Embeddings::new(models, &home)
+        })
+    }
+
     pub fn engram_home(&self) -> PathBuf {
         if let Some(dir) = &self.inner.engram_home {
             return dir.clone();
@@ -150,6 +165,7 @@ impl EngineBuilder {
                 managed_settings: self.managed_settings,
                 own_writes: crate::disk::EchoRegistry::default(),
                 jobs: crate::job::Jobs::default(),
+                embeddings: std::sync::OnceLock::new(),
             }),
         }
     }

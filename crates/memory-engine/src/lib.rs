@@ -15,6 +15,7 @@ pub mod diff;
 pub mod disk;
 pub mod dream;
 pub mod editor;
+pub mod embed;
 pub mod engine;
 pub mod environment;
 pub mod error;

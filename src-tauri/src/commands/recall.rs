@@ -47,14 +47,14 @@ pub async fn recall_preview(
         ..LlmOverrides::default()
     };
     // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
-    let client = blocking(move || Ok(engine.llm_client_for(&overrides)?.client)).await?;
+    let selector = blocking(move || engine.recall_selector(&overrides)).await?;
     let request = RecallRequest {
         query,
         ..RecallRequest::default()
     };
     let report = state
         .engine()
-        .recall(dir.root(), &request, client, job.token())
+        .recall(dir.root(), &request, &selector, job.token())
         .await?;
     Ok(RecallPreview {
         hook_query: is_recall_query(&report.query),

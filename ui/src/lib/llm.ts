@@ -11,15 +11,24 @@ import type {
 } from "../ipc";
 import { formatCount } from "./format";
 
-/** The providers that talk to a model (offline has nothing to set). */
-export type ModelProvider = Exclude<ProviderKind, "offline">;
+/** The providers that talk to a model behind an API (offline and local have nothing to set). */
+export type ModelProvider = Exclude<ProviderKind, "offline" | "local">;
 
 export const MODEL_PROVIDERS: readonly ModelProvider[] = ["anthropic", "openai"];
+
+export function isModelProvider(provider: ProviderKind): provider is ModelProvider {
+  return (MODEL_PROVIDERS as readonly ProviderKind[]).includes(provider);
+}
 
 export const PROVIDER_INFO: Record<ProviderKind, { label: string; blurb: string }> = {
   offline: {
     label: "Offline",
     blurb: "The default. No model: word-matching recall, rule-based fixes; nothing leaves this machine.",
+  },
+  local: {
+    label: "Local model",
+    blurb:
+      "Recall by meaning with a small model run on this machine (all-MiniLM-L6-v2, fetched once with `engram models fetch`); rule-based fixes; nothing leaves this machine.",
   },
   anthropic: {
     label: "Anthropic",

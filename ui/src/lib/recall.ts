@@ -2,7 +2,7 @@
 // showed, so going to a memory and back does not lose the prompt and its results.
 
 import type { LlmSetup, PassedOverWhy, ProviderKind, RecallPreview, RecallResult } from "../ipc";
-import { PROVIDER_INFO, providerSetup } from "./llm";
+import { PROVIDER_INFO, isModelProvider, providerSetup } from "./llm";
 
 /** What a panel showed, kept while the window is open. */
 export interface RecallState {
@@ -28,7 +28,9 @@ export function forgetRecalls(): void {
 
 /** The configured selector in a few words: "OpenAI-compatible · qwen2.5:7b". */
 export function configuredSelector(setup: LlmSetup): { provider: ProviderKind; label: string } {
-  if (setup.provider === "offline") return { provider: "offline", label: PROVIDER_INFO.offline.label };
+  if (!isModelProvider(setup.provider)) {
+    return { provider: setup.provider, label: PROVIDER_INFO[setup.provider].label };
+  }
   const entry = providerSetup(setup, setup.provider);
   const model = entry ? (entry.model ?? entry.defaultModel) : "";
   return {
@@ -48,9 +50,14 @@ export function matchedTerms(reason: string): string[] | null {
 }
 
 export function passedOverText(why: PassedOverWhy, limit: number): string {
-  return why === "belowFloor"
-    ? "Too weak: under a quarter of the best match's score"
-    : `Over the limit: ${limit} better matches were injected`;
+  switch (why) {
+    case "belowFloor":
+      return "Too weak: under a quarter of the best match's score";
+    case "overLimit":
+      return `Over the limit: ${limit} better matches were injected`;
+    case "unrelated":
+      return "Unrelated: it shares too little with the prompt";
+  }
 }
 
 /** Why a result was cut before injection, if it was. */

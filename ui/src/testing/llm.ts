@@ -109,6 +109,7 @@ export function recallReport(overrides: Partial<RecallReport> = {}): RecallRepor
     elapsedMs: 4,
     skipped: null,
     unreadable: [],
+    degraded: null,
     ...overrides,
   };
 }

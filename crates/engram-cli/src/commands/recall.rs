@@ -18,7 +18,7 @@ const SHOWN_LINES: usize = 12;
 #[derive(Debug, Clone, clap::Args)]
 pub struct LlmArgs {
     /// Who selects the memories [default: `[llm] provider` in config.toml, else offline]
-    #[arg(long, value_name = "PROVIDER", value_parser = ["offline", "anthropic", "openai"])]
+    #[arg(long, value_name = "PROVIDER", value_parser = ["offline", "local", "anthropic", "openai"])]
     pub provider: Option<String>,
     /// The model to ask [default: the provider's model in config.toml, else its default]
     #[arg(long, value_name = "MODEL")]
@@ -65,7 +65,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     }
     let engine = &context.engine;
     let memory_dir = context.existing_memory_dir()?;
-    let client = engine.llm_client_for(&args.llm.overrides()?)?.client;
+    let selector = engine.recall_selector(&args.llm.overrides()?)?;
     let request = RecallRequest {
         query: args.query,
         limit: args.limit,
@@ -76,12 +76,15 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     let report = runtime.block_on(engine.recall(
         memory_dir.root(),
         &request,
-        client,
+        &selector,
         &CancellationToken::new(),
     ))?;
     // What cannot be read cannot be recalled: say so rather than recall around it silently.
     for unreadable in &report.unreadable {
         output::warning_line(&format!("{unreadable} (not considered)"));
+    }
+    if let Some(degraded) = &report.degraded {
+        output::warning_line(degraded);
     }
     if context.json() {
         if args.report {

@@ -183,12 +183,12 @@ impl Engine {
                 return Ok(None);
             }
             let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
-            let client = engine.llm_client_for(&overrides)?.client;
-            Ok::<_, Error>(Some((memory_dir, client)))
+            let selector = engine.recall_selector(&overrides)?;
+            Ok::<_, Error>(Some((memory_dir, selector)))
         })
         .await
         .map_err(|e| Error::InvalidInput(format!("hook worker failed: {e}")))??;
-        let Some((memory_dir, client)) = prepared else {
+        let Some((memory_dir, selector)) = prepared else {
             return Ok(nothing);
         };
         let request = RecallRequest {
@@ -197,7 +197,9 @@ impl Engine {
             exclude: Vec::new(),
             session: input.session_id.clone(),
         };
-        let report = self.recall(&memory_dir, &request, client, cancel).await?;
+        let report = self
+            .recall(&memory_dir, &request, &selector, cancel)
+            .await?;
         if report.results.is_empty() {
             return Ok(PromptHookOutcome {
                 report: Some(report),

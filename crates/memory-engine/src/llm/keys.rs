@@ -40,7 +40,7 @@ pub fn env_var(provider: ProviderKind) -> Option<&'static str> {
     match provider {
         ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
         ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
-        ProviderKind::Offline => None,
+        ProviderKind::Offline | ProviderKind::Local => None,
     }
 }
 
@@ -77,10 +77,10 @@ pub fn key_status(env: &Environment, provider: ProviderKind) -> KeyStatus {
 }
 
 fn entry(provider: ProviderKind) -> Result<keyring::Entry> {
-    if provider == ProviderKind::Offline {
-        return Err(Error::InvalidInput(
-            "the offline provider takes no API key".to_owned(),
-        ));
+    if !provider.is_remote() {
+        return Err(Error::InvalidInput(format!(
+            "the {provider} provider takes no API key"
+        )));
     }
     keyring::Entry::new(KEYRING_SERVICE, provider.as_str())
         .map_err(|e| Error::Llm(format!("OS keyring: {e}")))

@@ -98,7 +98,7 @@ impl Engine {
         test: &ConnectionTest,
         cancel: &CancellationToken,
     ) -> Result<ConnectionCheck> {
-        if test.provider == ProviderKind::Offline {
+        if !test.provider.is_remote() {
             return Err(offline_has_nothing_to_test());
         }
         let overrides = LlmOverrides {

@@ -71,7 +71,7 @@ impl Engine {
             .max_retries
             .unwrap_or(RetryPolicy::default().max_retries);
         let (env_base, default_base, default_model) = match provider {
-            ProviderKind::Offline => (None, "", ""),
+            ProviderKind::Offline | ProviderKind::Local => (None, "", ""),
             ProviderKind::Anthropic => (
                 Some("ANTHROPIC_BASE_URL"),
                 anthropic::DEFAULT_BASE_URL,
@@ -101,7 +101,7 @@ impl Engine {
             .unwrap_or_else(|| default_base.to_owned());
         LlmSettings {
             provider,
-            model: if provider == ProviderKind::Offline {
+            model: if !provider.is_remote() {
                 String::new()
             } else {
                 model
@@ -129,7 +129,7 @@ pub(crate) fn client_for(
         retry,
     };
     Ok(match settings.provider {
-        ProviderKind::Offline => None,
+        ProviderKind::Offline | ProviderKind::Local => None,
         ProviderKind::Anthropic => Some(Arc::new(AnthropicClient::new(options)?)),
         ProviderKind::OpenAi => Some(Arc::new(OpenAiClient::new(options)?)),
     })

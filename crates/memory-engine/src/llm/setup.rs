@@ -81,7 +81,7 @@ pub fn base_url_env_var(provider: ProviderKind) -> Option<&'static str> {
     match provider {
         ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
         ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
-        ProviderKind::Offline => None,
+        ProviderKind::Offline | ProviderKind::Local => None,
     }
 }
 

@@ -25,6 +25,21 @@ pub fn real_memory(name: &str) -> PathBuf {
     Path::new(REAL_FIXTURES).join("memory").join(name)
 }
 
+/// The real local embedding model's models dir: `ENGRAM_TEST_MODELS` (set by `make test`, so
+/// there a missing model fails), else `None` and the caller skips.
+pub fn test_models_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("ENGRAM_TEST_MODELS")?);
+    assert!(
+        dir.join(crate::embed::LOCAL_MODEL)
+            .join("model.safetensors")
+            .is_file(),
+        "ENGRAM_TEST_MODELS={} has no {}: run scripts/setup.sh --test",
+        dir.display(),
+        crate::embed::LOCAL_MODEL
+    );
+    Some(dir)
+}
+
 /// Copies the tree at `from` into `to` (created, with its parents). Every copy is writable, even
 /// from the read-only fixtures, and gets the copy time as its mtime.
 pub fn copy_tree(from: &Path, to: &Path) {

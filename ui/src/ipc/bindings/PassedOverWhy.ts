@@ -3,4 +3,4 @@
 /**
  * Why an offline match was left out.
  */
-export type PassedOverWhy = "belowFloor" | "overLimit";
+export type PassedOverWhy = "belowFloor" | "overLimit" | "unrelated";

@@ -3,4 +3,4 @@
 /**
  * Which provider answers model calls.
  */
-export type ProviderKind = "offline" | "anthropic" | "openai";
+export type ProviderKind = "offline" | "local" | "anthropic" | "openai";

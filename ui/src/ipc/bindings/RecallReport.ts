@@ -46,4 +46,9 @@ skipped: string | null,
 /**
  * Memory files that could not be read, so were not considered: `file: why`.
  */
-unreadable: Array<string>, };
+unreadable: Array<string>, 
+/**
+ * Why the asked selector could not run and a simpler one ranked instead (e.g. the local
+ * model is not installed: ranked lexically).
+ */
+degraded: string | null, };

@@ -9,8 +9,9 @@
 //!      the manifest, one line per file, `- [{type}] {relpath} ({ISO mtime}): {description}`;
 //!      structured output `{"selected_memories": [...]}`; names not exactly in the manifest are
 //!      dropped (and reported as rejected);
-//!    - offline: BM25F over each file's name (×2), file name (×1.5) and description (×1); files
-//!      scoring under a quarter of the best are dropped as noise.
+//!    - offline ([`lexical`]): BM25F over each file's name, file name, description and body,
+//!      stemmed; a file matching too little of the prompt's weight is unrelated, one
+//!      scoring under a quarter of the best is noise, and neither is chosen.
 //! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
 //!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
 //!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
@@ -30,15 +31,21 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::bm25::Bm25Index;
+use crate::config::LlmOverrides;
 use crate::disk;
 use crate::disk::confined_path;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::frontmatter;
 use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};
 use crate::memory_type::MemoryType;
 use crate::scan::{self, manifest_line, MemoryHeader, CLAUDE_SCAN_CAP};
 use crate::staleness::staleness_caveat;
+
+mod lexical;
+#[cfg(any(test, feature = "test-support"))]
+pub mod quality;
+mod semantic;
 
 /// At most this many memories per recall.
 pub const MAX_SELECTED: usize = 5;
@@ -52,8 +59,6 @@ pub const SURFACE_MAX_BYTES: usize = 4096;
 pub const SESSION_SURFACE_BUDGET: usize = 61_440;
 /// The structured-output name of the selector's answer.
 pub const SELECTION_NAME: &str = "select_memories";
-/// Offline hits scoring below this fraction of the best hit are noise.
-const OFFLINE_RELATIVE_FLOOR: f64 = 0.25;
 
 const SELECTOR_SYSTEM_PROMPT: &str = "You are selecting memories that will be useful to Claude \
 Code as it processes a user's query. You are given the query and a list of the memory files \
@@ -176,6 +181,9 @@ pub struct RecallReport {
     pub skipped: Option<String>,
     /// Memory files that could not be read, so were not considered: `file: why`.
     pub unreadable: Vec<String>,
+    /// Why the asked selector could not run and a simpler one ranked instead (e.g. the local
+    /// model is not installed: ranked lexically).
+    pub degraded: Option<String>,
 }
 
 /// An offline match left out of the results.
@@ -202,6 +210,8 @@ pub enum PassedOverWhy {
     BelowFloor,
     /// Better matches filled the limit.
     OverLimit,
+    /// It shares too little with the prompt to be about it.
+    Unrelated,
 }
 
 /// A rough token count for `text`: one token per four characters, rounded up — the estimate
@@ -307,6 +317,32 @@ pub fn selection_request(query: &str, manifest: &[String], limit: usize) -> Requ
     request
 }
 
+/// Who chooses the memories.
+#[derive(Clone)]
+pub enum Selector {
+    /// BM25F over each memory's words; no model, no network.
+    Lexical,
+    /// The lexical ranking combined with the local embedding model's similarity
+    /// ([`Engine::local_model`]); no network.
+    Local,
+    /// A model picks from the manifest (one side call).
+    Model(Arc<dyn Client>),
+}
+
+impl Engine {
+    /// The selector the configured provider (or `overrides`) asks for: `offline` → lexical,
+    /// `local` → the local model, `anthropic` / `openai` → that model. Blocking (reads the
+    /// config, and the keyring for a key).
+    pub fn recall_selector(&self, overrides: &LlmOverrides) -> Result<Selector> {
+        let model = self.llm_client_for(overrides)?;
+        Ok(match (model.settings.provider, model.client) {
+            (ProviderKind::Local, _) => Selector::Local,
+            (_, Some(client)) => Selector::Model(client),
+            (_, None) => Selector::Lexical,
+        })
+    }
+}
+
 /// A file chosen by a selector, before it is read.
 struct Selected {
     index: usize,
@@ -322,9 +358,13 @@ impl Engine {
         &self,
         memory_dir: &Path,
         request: &RecallRequest,
-        client: Option<Arc<dyn Client>>,
+        selector: &Selector,
         cancel: &CancellationToken,
     ) -> Result<RecallReport> {
+        let client = match selector {
+            Selector::Model(client) => Some(Arc::clone(client)),
+            Selector::Lexical | Selector::Local => None,
+        };
         let started = Instant::now();
         let limit = if request.limit == 0 {
             MAX_SELECTED
@@ -334,9 +374,11 @@ impl Engine {
         let mut report = RecallReport {
             query: request.query.clone(),
             memory_dir: memory_dir.to_path_buf(),
-            provider: client
-                .as_ref()
-                .map_or(ProviderKind::Offline, |c| c.provider()),
+            provider: match (selector, &client) {
+                (Selector::Local, _) => ProviderKind::Local,
+                (_, Some(client)) => client.provider(),
+                (_, None) => ProviderKind::Offline,
+            },
             model: client.as_ref().map(|c| c.model().to_owned()),
             results: Vec::new(),
             considered: 0,
@@ -349,6 +391,7 @@ impl Engine {
             elapsed_ms: 0,
             skipped: None,
             unreadable: Vec::new(),
+            degraded: None,
         };
         let surfaced = match &request.session {
             Some(id) => self.surfaced(id)?,
@@ -395,7 +438,35 @@ impl Engine {
 
         let selected = match &client {
             None => {
-                let (selected, passed_over) = select_offline(&candidates, &request.query, limit);
+                let root = memory_dir.to_path_buf();
+                let files: Vec<String> = candidates.iter().map(|h| h.file.clone()).collect();
+                let bodies = blocking(move || Ok(read_bodies(&root, &files))).await?;
+                let mut ranked = lexical::rank(&candidates, &bodies, &request.query);
+                if matches!(selector, Selector::Local) {
+                    let engine = self.clone();
+                    let query = request.query.clone();
+                    let headers = candidates.clone();
+                    let lexical = ranked;
+                    // Without the model, recall still works: lexically, and says so.
+                    let (outcome, lexical) = blocking(move || {
+                        Ok(match engine.embeddings().local_model() {
+                            Ok(_) => (
+                                semantic::rank(&engine, &headers, &bodies, &query, &lexical),
+                                lexical,
+                            ),
+                            Err(e) => (Err(e), lexical),
+                        })
+                    })
+                    .await?;
+                    ranked = match outcome {
+                        Ok(semantic) => semantic,
+                        Err(e) => {
+                            report.degraded = Some(format!("{e}; ranked lexically"));
+                            lexical
+                        }
+                    };
+                }
+                let (selected, passed_over) = lexical::choose(&candidates, ranked, limit);
                 report.passed_over = passed_over;
                 selected
             }
@@ -511,56 +582,27 @@ fn absolute_in(memory_dir: &Path, file: &str) -> PathBuf {
     }
 }
 
-/// The offline choice (BM25F), and the matches left out with why.
-fn select_offline(
-    candidates: &[MemoryHeader],
-    query: &str,
-    limit: usize,
-) -> (Vec<Selected>, Vec<PassedOver>) {
-    let stems: Vec<String> = candidates
+/// The bodies of `files` (frontmatter off, the first [`SURFACE_MAX_BYTES`]: what recall would
+/// show), for the lexical selector; a file unreadable since the scan has an empty body.
+fn read_bodies(root: &Path, files: &[String]) -> Vec<String> {
+    files
         .iter()
-        .map(|h| {
-            let name = h.file.rsplit('/').next().unwrap_or(&h.file);
-            name.strip_suffix(".md").unwrap_or(name).to_owned()
+        .map(|file| {
+            let Ok(path) = confined_path(root, file) else {
+                return String::new();
+            };
+            let Ok(bytes) = fs::read(&path) else {
+                return String::new();
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            let (_, body) = frontmatter::parse_document_lending(&text, None);
+            let mut end = body.len().min(SURFACE_MAX_BYTES);
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body[..end].to_owned()
         })
-        .collect();
-    let index = Bm25Index::new(candidates.iter().zip(&stems).map(|(h, stem)| {
-        vec![
-            (h.name.as_deref().unwrap_or(""), 2.0),
-            (stem.as_str(), 1.5),
-            (h.description.as_deref().unwrap_or(""), 1.0),
-        ]
-    }));
-    let hits = index.search(query);
-    let best = hits.first().map_or(0.0, |h| h.score);
-    let mut selected = Vec::new();
-    let mut passed_over = Vec::new();
-    for hit in hits {
-        let score = (hit.score * 1000.0).round() / 1000.0;
-        let reason = format!("matched: {}", hit.matched.join(", "));
-        let why = if hit.score < best * OFFLINE_RELATIVE_FLOOR {
-            PassedOverWhy::BelowFloor
-        } else if selected.len() >= limit {
-            PassedOverWhy::OverLimit
-        } else {
-            selected.push(Selected {
-                index: hit.doc,
-                score: Some(score),
-                reason,
-            });
-            continue;
-        };
-        let header = &candidates[hit.doc];
-        passed_over.push(PassedOver {
-            file: header.file.clone(),
-            memory_type: header.memory_type,
-            description: header.description.clone(),
-            score,
-            reason,
-            why,
-        });
-    }
-    (selected, passed_over)
+        .collect()
 }
 
 /// Reads the chosen files; one that vanished or cannot be read since the scan is skipped, as
@@ -752,7 +794,12 @@ mod tests {
 
         async fn offline(fx: &Fixture, query: &str) -> RecallReport {
             fx.engine
-                .recall(&fx.memory, &request(query), None, &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &request(query),
+                    &Selector::Lexical,
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect("recall")
         }
@@ -846,6 +893,7 @@ mod tests {
                 match passed.why {
                     PassedOverWhy::BelowFloor => assert!(passed.score < best * 0.25 + 0.001),
                     PassedOverWhy::OverLimit => assert!(passed.score >= best * 0.25 - 0.001),
+                    PassedOverWhy::Unrelated => {}
                 }
             }
 
@@ -858,7 +906,7 @@ mod tests {
                         limit: 1,
                         ..request(query)
                     },
-                    None,
+                    &Selector::Lexical,
                     &CancellationToken::new(),
                 )
                 .await
@@ -916,7 +964,12 @@ mod tests {
             req.session = Some("5c0375b4-57a5-4f26-b12d-d022ee4e51b7".into());
             let first = fx
                 .engine
-                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &req,
+                    &Selector::Lexical,
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect("recall");
             assert_eq!(first.results[0].file, "project_decision.md");
@@ -927,7 +980,12 @@ mod tests {
             assert!(log.chars > 0);
             let again = fx
                 .engine
-                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &req,
+                    &Selector::Lexical,
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect("recall");
             assert!(
@@ -947,7 +1005,12 @@ mod tests {
             req.session = Some("spent".into());
             let skipped = fx
                 .engine
-                .recall(&fx.memory, &req, None, &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &req,
+                    &Selector::Lexical,
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect("recall");
             assert!(skipped.results.is_empty());
@@ -1000,7 +1063,12 @@ mod tests {
             };
             let report = fx
                 .engine
-                .recall(&fx.memory, &req, Some(client), &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &req,
+                    &Selector::Model(client),
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect("recall");
 
@@ -1072,7 +1140,7 @@ mod tests {
                 .recall(
                     &fx.memory,
                     &req,
-                    Some(Arc::clone(&client)),
+                    &Selector::Model(Arc::clone(&client)),
                     &CancellationToken::new(),
                 )
                 .await
@@ -1084,7 +1152,12 @@ mod tests {
             );
             let err = fx
                 .engine
-                .recall(&fx.memory, &req, Some(client), &CancellationToken::new())
+                .recall(
+                    &fx.memory,
+                    &req,
+                    &Selector::Model(client),
+                    &CancellationToken::new(),
+                )
                 .await
                 .expect_err("prose is not the JSON asked for");
             assert!(

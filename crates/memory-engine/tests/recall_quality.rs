@@ -1,0 +1,151 @@
+//! Recall quality on the labeled set (`bench/recall-set/`, see `testing::recall_set`): the
+//! figures `make bench` prints, held above the floors the product promises, so a ranking change
+//! that loses memories fails here rather than in a user's prompt.
+
+use std::path::Path;
+
+use memory_engine::embed::cosine;
+use memory_engine::llm::{CancellationToken, ProviderKind};
+use memory_engine::recall::quality::{self as recall_set, Measured, RECALL_SET};
+use memory_engine::recall::{RecallRequest, Selector};
+use memory_engine::testing::fixtures::{self, TempMemoryDir};
+use memory_engine::{Engine, Environment};
+
+fn report(name: &str, measured: &Measured) -> String {
+    let mut text = format!("{name}: {:?}\n", measured.overall);
+    for (kind, quality) in &measured.by_kind {
+        text.push_str(&format!("  {kind}: {quality:?}\n"));
+    }
+    for miss in &measured.misses {
+        text.push_str(&format!("  miss {miss}\n"));
+    }
+    text
+}
+
+#[tokio::test]
+async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates() {
+    let fx = TempMemoryDir::new("recall-quality");
+    let measured = recall_set::measure(&fx.engine, Path::new(RECALL_SET), &Selector::Lexical).await;
+    let text = report("lexical", &measured);
+    assert!(measured.overall.prompts >= 60, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.6, "{text}");
+    assert!(measured.overall.none >= 6, "{text}");
+    assert!(
+        measured.overall.none_silent * 6 >= measured.overall.none * 5,
+        "{text}"
+    );
+    assert!(measured.by_kind["keyword"].recall_at_5 >= 0.9, "{text}");
+}
+
+/// An engine whose models dir is the real model's (`None`: not installed here, skip).
+fn engine_with_model(fx: &TempMemoryDir) -> Option<Engine> {
+    let Some(models) = fixtures::test_models_dir() else {
+        eprintln!("skipped: no local model (set ENGRAM_TEST_MODELS; make test does)");
+        return None;
+    };
+    Some(
+        Engine::builder(Environment::empty().with("ENGRAM_MODELS_DIR", models.to_string_lossy()))
+            .engram_home(fx.temp.path().join("engram"))
+            .build(),
+    )
+}
+
+#[test]
+fn the_local_model_computes_what_the_reference_implementation_does() {
+    let fx = TempMemoryDir::new("reference");
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    // A plain NumPy BERT over the same safetensors and tokenizer (mean pooling over the real
+    // tokens, L2-normalised) gives these first five values and this similarity.
+    let vectors = engine
+        .embeddings()
+        .embed(&[
+            "Be honest: is this plan any good?",
+            "The user wants brutal honesty, no sugar-coating",
+        ])
+        .expect("embed");
+    let reference = [
+        -0.047_746_27,
+        0.111_323_71,
+        0.077_289_87,
+        -0.001_567_85,
+        0.001_629_56,
+    ];
+    for (got, want) in vectors[0].iter().zip(reference) {
+        assert!((got - want).abs() < 1e-4, "{:?}", &vectors[0][..5]);
+    }
+    assert_eq!(vectors[0].len(), 384);
+    let norm: f32 = vectors[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4);
+    assert!((cosine(&vectors[0], &vectors[1]) - 0.138_52).abs() < 1e-3);
+}
+
+#[tokio::test]
+async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
+    let fx = TempMemoryDir::new("recall-quality-local");
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &Selector::Local).await;
+    let text = report("local", &measured);
+    assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
+    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
+    assert!(
+        measured.overall.none_silent * 6 >= measured.overall.none * 5,
+        "{text}"
+    );
+
+    // Every memory and prompt was embedded once, and is cached on disk in Engram's data dir.
+    let cached = engine.embeddings().cache().expect("cache").len();
+    let memories: usize = ["shopfront", "datapipe", "tidy-cli"]
+        .iter()
+        .map(|dir| {
+            std::fs::read_dir(Path::new(RECALL_SET).join(dir))
+                .expect("dir")
+                .filter(|e| {
+                    let name = e.as_ref().expect("entry").file_name();
+                    name != "MEMORY.md"
+                })
+                .count()
+        })
+        .sum();
+    let prompts = recall_set::load(Path::new(RECALL_SET)).len();
+    assert_eq!(cached, memories + prompts);
+    let file = fx
+        .temp
+        .path()
+        .join("engram/embeddings/all-MiniLM-L6-v2.bin");
+    assert_eq!(
+        std::fs::metadata(&file).expect("cache file").len() as usize,
+        13 + cached * (32 + 4 * 384)
+    );
+    // A second engine (another process) reads the cache and computes nothing new.
+    let again = engine_with_model(&fx).expect("model");
+    let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &Selector::Local).await;
+    assert_eq!(measured_again.overall, measured.overall);
+    assert_eq!(again.embeddings().cache().expect("cache").len(), cached);
+}
+
+#[tokio::test]
+async fn without_the_model_local_recall_ranks_lexically_and_says_so() {
+    let fx = TempMemoryDir::new("no-model");
+    let dir = Path::new(RECALL_SET).join("tidy-cli");
+    let request = RecallRequest {
+        query: "Cut the 1.4.0 release with cargo-release".into(),
+        ..RecallRequest::default()
+    };
+    let report = fx
+        .engine
+        .recall(&dir, &request, &Selector::Local, &CancellationToken::new())
+        .await
+        .expect("recall");
+    assert_eq!(report.provider, ProviderKind::Local);
+    let degraded = report.degraded.as_deref().expect("degraded");
+    assert!(
+        degraded.contains("engram models fetch") && degraded.ends_with("ranked lexically"),
+        "{degraded}"
+    );
+    assert_eq!(report.results[0].file, "project_release_process.md");
+    assert!(report.results[0].reason.starts_with("matched: "));
+}
