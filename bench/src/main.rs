@@ -104,6 +104,7 @@ fn run() -> Result<(), String> {
             Err(e) => println!("local recall not measured: {e}"),
         }
         recall::recall_quality(&engine, &selectors)?;
+        recall::recall_latency(&options.corpus)?;
         if options.only.is_some() {
             return Ok(());
         }

@@ -46,3 +46,174 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     }
     Ok(())
 }
+
+/// Recall at 10,000 memories, in-process and through the prompt hook, each with its floor in the
+/// same run: a cold recall (walk, stat, read, rank) against a warm one (the corpus kept in memory,
+/// as the app keeps it), and the hook process recalling itself against the hook asking a running
+/// server — with `engram --version` (start a process of the same binary, exit) as the hook floor.
+pub fn recall_latency(corpus: &Path) -> Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use memory_engine::llm::CancellationToken;
+    use memory_engine::recall::RecallRequest;
+
+    const SIZE: usize = 10_000;
+    const ROUNDS: usize = 25;
+    let home = corpus.join("recall-latency-home");
+    let project = home.join(".claude/projects/-home-u-app");
+    let memory = project.join("memory");
+    crate::generate_corpus(&memory, SIZE).map_err(|e| format!("{}: {e}", memory.display()))?;
+    let memory = memory.canonicalize().map_err(|e| e.to_string())?;
+    let engine = Engine::builder(memory_engine::Environment::from_process())
+        .claude_home(home.join(".claude"))
+        .engram_home(home.join("engram"))
+        .build();
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let request = RecallRequest {
+        query: "deploy the cache when the parser touches the index".into(),
+        ..RecallRequest::default()
+    };
+    let recall_once = |engine: &Engine| -> Result<Duration, String> {
+        let started = Instant::now();
+        runtime
+            .block_on(engine.recall(
+                &memory,
+                &request,
+                &Selector::Lexical,
+                &CancellationToken::new(),
+            ))
+            .map_err(|e| e.to_string())?;
+        Ok(started.elapsed())
+    };
+    let (mut cold, mut warm) = (Vec::new(), Vec::new());
+    let warm_engine = Engine::builder(memory_engine::Environment::from_process())
+        .claude_home(home.join(".claude"))
+        .engram_home(home.join("engram"))
+        .build();
+    warm_engine
+        .warm_corpora()
+        .keep(&memory)
+        .map_err(|e| e.to_string())?;
+    recall_once(&warm_engine)?;
+    for _ in 0..ROUNDS {
+        cold.push(recall_once(&engine)?);
+        warm.push(recall_once(&warm_engine)?);
+    }
+    let (cold, warm) = (crate::median(&mut cold), crate::median(&mut warm));
+    println!();
+    println!(
+        "{:>7}  {:<22} {:>10} {:>10} {:>7}",
+        "files", "recall (lexical)", "p50", "floor", "ratio"
+    );
+    println!(
+        "{:>7}  {:<22} {:>10} {:>10} {:>7}",
+        SIZE,
+        "cold (CLI)",
+        crate::format_duration(cold),
+        "",
+        ""
+    );
+    println!(
+        "{:>7}  {:<22} {:>10} {:>10} {:>7}   ({:.0}× faster than cold)",
+        SIZE,
+        "warm corpus (app)",
+        crate::format_duration(warm),
+        "",
+        "",
+        cold.as_secs_f64() / warm.as_secs_f64()
+    );
+
+    let engram = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name("engram");
+    if !engram.is_file() {
+        println!(
+            "prompt hook: skipped ({} not built: make bench builds it)",
+            engram.display()
+        );
+        return Ok(());
+    }
+    let payload = serde_json::json!({
+        "session_id": "bench", "cwd": "/home/u/app", "hook_event_name": "UserPromptSubmit",
+        "prompt": request.query,
+    })
+    .to_string();
+    let run = |args: &[&str], stdin: Option<&str>| -> Result<Duration, String> {
+        let started = Instant::now();
+        let mut child = Command::new(&engram)
+            .args(args)
+            .env("HOME", &home)
+            .env("ENGRAM_HOME", home.join("engram"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut pipe = child.stdin.take().ok_or("stdin")?;
+        if let Some(stdin) = stdin {
+            pipe.write_all(stdin.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
+        drop(pipe);
+        child.wait().map_err(|e| e.to_string())?;
+        Ok(started.elapsed())
+    };
+    // No session memory between runs: every run recalls the same.
+    let _ = std::fs::remove_dir_all(home.join("engram/sessions"));
+    let hook = ["hook", "user-prompt-submit"];
+    let (mut floor, mut direct, mut served) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        floor.push(run(&["--version"], None)?);
+        direct.push(run(&hook, Some(&payload.replace("bench", "direct")))?);
+    }
+    // The server, as the app runs it, answering from its warm corpus.
+    let server_engine = warm_engine.clone();
+    let cancel = CancellationToken::new();
+    let server = runtime.spawn({
+        let cancel = cancel.clone();
+        async move { server_engine.serve_prompt_hook(cancel).await }
+    });
+    let socket = warm_engine.hook_socket_path();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !socket.exists() {
+        if Instant::now() > deadline {
+            return Err("the hook server never listened".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    run(&hook, Some(&payload))?;
+    for round in 0..ROUNDS {
+        served.push(run(
+            &hook,
+            Some(&payload.replace("bench", &format!("s{round}"))),
+        )?);
+    }
+    cancel.cancel();
+    let _ = runtime.block_on(server);
+    let _ = std::fs::remove_dir_all(home.join("engram/sessions"));
+    let (floor, direct, served) = (
+        crate::median(&mut floor),
+        crate::median(&mut direct),
+        crate::median(&mut served),
+    );
+    println!(
+        "{:>7}  {:<22} {:>10} {:>10} {:>6.1}×   (floor: engram --version)",
+        SIZE,
+        "hook, app answering",
+        crate::format_duration(served),
+        crate::format_duration(floor),
+        served.as_secs_f64() / floor.as_secs_f64()
+    );
+    println!(
+        "{:>7}  {:<22} {:>10} {:>10} {:>6.1}×",
+        SIZE,
+        "hook, no app",
+        crate::format_duration(direct),
+        crate::format_duration(floor),
+        direct.as_secs_f64() / floor.as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,4 +1,5 @@
-//! Engram in the background: the dream scheduler's loop (the engine decides which project is due;
+//! Engram in the background: the prompt hook's server (`memory_engine::hooks::server`), the
+//! dream scheduler's loop (the engine decides which project is due;
 //! this only wakes it up), "Dream now" and "Pause" from the tray, the tray's status line, and a
 //! desktop notification when a dream leaves changes waiting for review.
 //!
@@ -66,6 +67,23 @@ pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
 /// Starts the scheduler loop for the app's lifetime.
 pub fn start<R: Runtime>(app: &AppHandle<R>) {
     app.manage(Background::default());
+    // The prompt hook's fast path: while the app runs, Claude Code's hook asks it over a private
+    // socket, answered from memory indexes kept current by file watchers. Runs until the app
+    // ends (the socket is removed then, or replaced by the next start after a crash).
+    let engine = app.state::<AppState>().engine().clone();
+    tauri::async_runtime::spawn(async move {
+        match engine
+            .serve_prompt_hook(memory_engine::llm::CancellationToken::new())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => eprintln!(
+                "engram-app: another Engram answers prompt hooks on {}",
+                engine.hook_socket_path().display()
+            ),
+            Err(error) => eprintln!("engram-app: no prompt hook server: {error}"),
+        }
+    });
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         tokio::time::sleep(FIRST_TICK).await;

@@ -18,6 +18,8 @@ use std::fs;
 use std::path::Path;
 
 use fantoccini::key::Key;
+use memory_engine::hooks::server::{ask_server, HookRequest};
+use memory_engine::llm::ProviderKind;
 use memory_engine::testing::{wire, Reply, ScriptedServer};
 
 use support::*;
@@ -200,5 +202,35 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         selection.len(),
         "offline asks no model"
     );
+
+    // Claude Code's prompt hook asks the running app over its socket (as `engram hook
+    // user-prompt-submit` does) and gets the recall answered from the app's memory.
+    let request = HookRequest {
+        stdin: serde_json::json!({
+            "session_id": "e2e-hook",
+            "cwd": "/home/adrian/stockerly",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Fix the hardcoded USD currency in execute_trade",
+        })
+        .to_string(),
+        provider: Some(ProviderKind::Offline),
+        model: None,
+        claude_home: home.clone(),
+    };
+    let socket = engram_home.join("run/hook.sock");
+    let reply = wait_until(|| {
+        ask_server(&socket, &request, std::time::Duration::from_secs(5))
+            .ok()
+            .flatten()
+    })
+    .await;
+    assert!(reply.served, "{reply:?}");
+    assert_ne!(
+        reply.pid,
+        std::process::id(),
+        "the app answered, not this test"
+    );
+    let output = reply.output.expect("recalled");
+    assert!(output.contains("project_decision.md"), "{output}");
     client.close().await.expect("end the session");
 }

@@ -24,6 +24,8 @@ struct Inner {
     own_writes: crate::disk::EchoRegistry,
     /// The running job of each kind (one at a time per kind).
     jobs: crate::job::Jobs,
+    /// The recall corpora of the dirs this process keeps warm.
+    warm: crate::corpus::WarmCorpora,
     /// The local embedding model and its cache, made on first use.
     embeddings: std::sync::OnceLock<crate::embed::Embeddings>,
 }
@@ -82,6 +84,11 @@ impl Engine {
 
     /// Engram's own data dir (history, staging, config): `$ENGRAM_HOME`, else
     /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram`. Never inside a memory dir.
+    /// The recall corpora kept in memory (see [`crate::corpus`]).
+    pub fn warm_corpora(&self) -> &crate::corpus::WarmCorpora {
+        &self.inner.warm
+    }
+
     /// The local embedding model and its cache: models from `$ENGRAM_MODELS_DIR`, else
     /// `<engram home>/models`; vectors cached in `<engram home>/embeddings`.
     pub fn embeddings(&self) -> &crate::embed::Embeddings {
@@ -166,6 +173,7 @@ impl EngineBuilder {
                 own_writes: crate::disk::EchoRegistry::default(),
                 jobs: crate::job::Jobs::default(),
                 embeddings: std::sync::OnceLock::new(),
+                warm: crate::corpus::WarmCorpora::default(),
             }),
         }
     }

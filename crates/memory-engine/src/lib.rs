@@ -10,6 +10,7 @@ pub mod bm25;
 pub mod changeset;
 pub mod clock;
 pub mod config;
+pub mod corpus;
 pub mod demo;
 pub mod diff;
 pub mod disk;

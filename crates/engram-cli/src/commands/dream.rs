@@ -206,7 +206,7 @@ fn run_dream(context: &Context, args: &RunArgs) -> Result<Status> {
 }
 
 /// SIGINT and SIGTERM cancel the run: the dream stops, nothing lands, the lock rolls back.
-fn stop_on_signals(cancel: CancellationToken) {
+pub fn stop_on_signals(cancel: CancellationToken) {
     #[cfg(unix)]
     tokio::spawn(async move {
         use tokio::signal::unix::{signal, SignalKind};

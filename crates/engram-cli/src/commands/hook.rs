@@ -6,6 +6,10 @@
 //! payload from stdin and prints the recalled memories as
 //! `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`.
 //!
+//! When a long-lived Engram (the desktop app, or `engram hook serve`) answers on the hook socket
+//! (`memory_engine::hooks::server`), the hook asks it and prints its answer — the same answer,
+//! from corpora kept in memory; otherwise it recalls itself. `config.toml` is read once.
+//!
 //! A hook must never get in the user's way, so this command always exits 0 and, on any failure
 //! (malformed stdin, an unreadable memory dir, a provider error) or when its time budget
 //! (`--budget-ms`, else `[hooks] budget_ms`, else 2 s) runs out, prints nothing at all.
@@ -15,6 +19,7 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
+use memory_engine::hooks::server::{ask_server, HookRequest};
 use memory_engine::llm::CancellationToken;
 use memory_engine::Result;
 
@@ -38,6 +43,9 @@ pub enum Event {
     /// The detached worker `stop` starts (not for direct use)
     #[command(hide = true)]
     StopWorker(WorkerArgs),
+    /// Answer prompt hooks from memory until stopped, as the desktop app does: keeps each
+    /// project's memory index warm so a prompt costs milliseconds (for machines without the app)
+    Serve,
 }
 
 #[derive(Debug, clap::Args)]
@@ -78,6 +86,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             Ok(Status::Success)
         }
         Event::StopWorker(args) => worker(context, &args),
+        Event::Serve => serve(context),
     }
 }
 
@@ -115,6 +124,27 @@ fn start_worker(context: &Context) -> std::result::Result<(), String> {
     Ok(())
 }
 
+fn serve(context: &Context) -> Result<Status> {
+    let runtime = super::recall::runtime()?;
+    let socket = context.engine.hook_socket_path();
+    let served = runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        super::dream::stop_on_signals(cancel.clone());
+        output::error_line(&format!(
+            "hook: answering prompt hooks on {}",
+            socket.display()
+        ));
+        context.engine.serve_prompt_hook(cancel).await
+    })?;
+    if !served {
+        return Err(memory_engine::Error::InvalidInput(format!(
+            "another Engram already answers prompt hooks on {}",
+            socket.display()
+        )));
+    }
+    Ok(Status::Success)
+}
+
 fn worker(context: &Context, args: &WorkerArgs) -> Result<Status> {
     let runtime = super::recall::runtime()?;
     let options = memory_engine::extract::ExtractOptions::default();
@@ -148,20 +178,24 @@ fn prompt(context: &Context, args: &PromptArgs) -> Result<Status> {
 /// fields); 4 MiB leaves room for a very long pasted prompt.
 const MAX_HOOK_INPUT: u64 = 4 * 1024 * 1024;
 
-/// The line to print, within the budget counted from `started`.
+/// The line to print, within the budget counted from `started`: from the running Engram when
+/// one answers on the hook socket (its corpora are in memory), else by recalling here.
 fn prompt_context(
     context: &Context,
     args: &PromptArgs,
     started: Instant,
 ) -> std::result::Result<Option<String>, String> {
     let overrides = args.llm.overrides().map_err(|e| e.to_string())?;
-    let budget = context
-        .engine
-        .hook_budget(args.budget_ms.map(Duration::from_millis));
+    // Read once: the budget and the provider both come from it.
+    let config = context.engine.load_config().map_err(|e| e.to_string())?;
+    let budget = args
+        .budget_ms
+        .map_or_else(|| config.hooks.budget(), Duration::from_millis);
     let deadline = started + budget;
+    let remaining = || deadline.saturating_duration_since(Instant::now());
     // stdin is read on a plain thread: one that never closes must not hold the hook past its
     // budget, and a blocked thread is simply abandoned when the process exits.
-    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         // A hook payload is a prompt and a few fields: anything past the cap is not one, and
         // reading it all would cost time and memory the budget does not have.
@@ -180,6 +214,36 @@ fn prompt_context(
             });
         let _ = sender.send(read);
     });
+    let stdin = match receiver.recv_timeout(remaining()) {
+        Ok(read) => read.map_err(|e| format!("cannot read stdin: {e}"))?,
+        Err(_) => return Err(format!("time budget of {} ms ran out", budget.as_millis())),
+    };
+
+    let request = HookRequest {
+        stdin,
+        provider: overrides.provider,
+        model: overrides.model.clone(),
+        claude_home: context.engine.claude_home(),
+    };
+    match ask_server(&context.engine.hook_socket_path(), &request, remaining()) {
+        Ok(Some(reply)) if reply.served => {
+            if args.verbose {
+                output::error_line(&format!("hook: answered by Engram (pid {})", reply.pid));
+            }
+            return match reply.error {
+                Some(error) => Err(error),
+                None => Ok(reply.output),
+            };
+        }
+        // Not this configuration's server, none running, or it failed: recall here.
+        Ok(_) => {}
+        Err(why) => {
+            if args.verbose {
+                output::error_line(&format!("hook: the running Engram did not answer: {why}"));
+            }
+        }
+    }
+
     // One worker thread runs the work, so the budget's timer (on this thread) fires even while
     // the work is busy computing: a time budget that CPU-bound ranking could overrun is no bound.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -191,13 +255,10 @@ fn prompt_context(
     let cancel = CancellationToken::new();
     let outcome = runtime.block_on(async {
         let worker_cancel = cancel.clone();
+        let stdin = request.stdin;
         let work = async move {
-            let stdin = receiver
-                .await
-                .map_err(|_| "stdin reader stopped".to_owned())?
-                .map_err(|e| format!("cannot read stdin: {e}"))?;
             engine
-                .user_prompt_submit(&stdin, &overrides, &worker_cancel)
+                .user_prompt_submit_with(&stdin, &overrides, &config, &worker_cancel)
                 .await
                 .map_err(|e| e.to_string())
         };

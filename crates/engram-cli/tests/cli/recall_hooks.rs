@@ -5,8 +5,8 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::Output;
-use std::time::Duration;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use crate::support::{
     claude_binary, exit_code, files, output_with_stdin, stderr, stdout, turn_request, Sandbox,
@@ -271,6 +271,89 @@ fn the_prompt_hook_prints_additional_context_once_per_session_within_budget() {
         &hook_input(&s, "s3", "continue"),
     );
     assert_eq!((exit_code(&word), stdout(&word).as_str()), (0, ""));
+}
+
+#[test]
+fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() {
+    let s = sandbox();
+    let memory = project_memory(&s);
+    let prompt = "Should we just rewrite Stockerly from scratch?";
+    let direct = {
+        let (out, _) = output_with_stdin(
+            s.command(&["hook", "user-prompt-submit", "--verbose"]),
+            &hook_input(&s, "direct-1", prompt),
+        );
+        assert_eq!(exit_code(&out), 0);
+        assert!(
+            !stderr(&out).contains("answered by Engram"),
+            "{}",
+            stderr(&out)
+        );
+        stdout(&out)
+    };
+    assert!(direct.contains("project_decision.md"), "{direct}");
+
+    // A server process, as the app runs one.
+    let mut server = s
+        .command(&["hook", "serve"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve");
+    let socket = s.engram_home().join("run/hook.sock");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ask = |session: &str| {
+        let (out, _) = output_with_stdin(
+            s.command(&["hook", "user-prompt-submit", "--verbose"]),
+            &hook_input(&s, session, prompt),
+        );
+        assert_eq!(exit_code(&out), 0);
+        (stdout(&out), stderr(&out))
+    };
+    let (served, why) = ask("served-1");
+    assert!(
+        why.contains(&format!("answered by Engram (pid {})", server.id())),
+        "{why}"
+    );
+    // The same context, the session's paths aside (each session is recorded on its own).
+    assert_eq!(served, direct);
+    let log = s.engram_home().join("sessions/served-1/surfaced.json");
+    assert!(fs::read_to_string(&log)
+        .expect("log")
+        .contains("project_decision.md"));
+
+    // A memory written after the server read the dir is seen on the next prompt.
+    fs::write(
+        memory.join("project_rewrite_ban.md"),
+        "---\nname: rewrite ban\ndescription: Never rewrite Stockerly from scratch; refactor in place\ntype: project\n---\n\nNo rewrite.\n",
+    )
+    .expect("write");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for attempt in 2.. {
+        let (served, _) = ask(&format!("served-{attempt}"));
+        if served.contains("project_rewrite_ban.md") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new memory was never recalled"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // The server stops on SIGTERM and takes its socket with it; the hook recalls directly again.
+    let _ = Command::new("kill").arg(server.id().to_string()).status();
+    let status = server.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists());
+    let (after, why) = ask("direct-2");
+    assert!(!why.contains("answered by Engram"), "{why}");
+    assert!(after.contains("project_rewrite_ban.md"), "{after}");
 }
 
 #[test]

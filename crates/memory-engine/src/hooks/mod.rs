@@ -24,6 +24,7 @@
 //! not next to `settings.json`, because `~/.claude` is Claude Code's (often kept in a dotfiles
 //! repository or synced) and Engram never leaves its files in another program's directories.
 
+pub mod server;
 pub mod stop;
 
 use std::fs;
@@ -165,6 +166,24 @@ impl Engine {
         overrides: &LlmOverrides,
         cancel: &CancellationToken,
     ) -> Result<PromptHookOutcome> {
+        let config = {
+            let engine = self.clone();
+            tokio::task::spawn_blocking(move || engine.load_config())
+                .await
+                .map_err(|e| Error::InvalidInput(format!("hook worker failed: {e}")))??
+        };
+        self.user_prompt_submit_with(stdin, overrides, &config, cancel)
+            .await
+    }
+
+    /// [`Engine::user_prompt_submit`] with `config.toml` already read (the hook reads it once).
+    pub async fn user_prompt_submit_with(
+        &self,
+        stdin: &str,
+        overrides: &LlmOverrides,
+        config: &crate::config::Config,
+        cancel: &CancellationToken,
+    ) -> Result<PromptHookOutcome> {
         let nothing = PromptHookOutcome {
             report: None,
             output: None,
@@ -176,6 +195,7 @@ impl Engine {
         let engine = self.clone();
         let cwd = input.cwd.clone();
         let overrides = overrides.clone();
+        let config = config.clone();
         // Settings, the memory dir and the API key (a keyring read may block on D-Bus) are
         // found off the async threads.
         let prepared = tokio::task::spawn_blocking(move || {
@@ -183,7 +203,7 @@ impl Engine {
                 return Ok(None);
             }
             let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
-            let selector = engine.recall_selector(&overrides)?;
+            let selector = engine.recall_selector_in(&config, &overrides)?;
             Ok::<_, Error>(Some((memory_dir, selector)))
         })
         .await

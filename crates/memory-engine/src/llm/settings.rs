@@ -40,7 +40,12 @@ impl Engine {
     /// Reads the OS keyring, which may block on D-Bus: call from a blocking context. Fails with a
     /// clear error when `config.toml` is malformed or Anthropic has no key.
     pub fn llm_client_for(&self, overrides: &LlmOverrides) -> Result<ModelClient> {
-        let settings = self.llm_settings_for(overrides)?;
+        self.llm_client_in(&self.load_config()?, overrides)
+    }
+
+    /// [`Engine::llm_client_for`] with `config.toml` already read.
+    pub fn llm_client_in(&self, config: &Config, overrides: &LlmOverrides) -> Result<ModelClient> {
+        let settings = self.llm_settings(config, overrides);
         let key = keys::api_key(self.env(), settings.provider);
         let retry = RetryPolicy {
             max_retries: settings.max_retries,

@@ -1,16 +1,10 @@
-//! The offline selector: BM25F over each memory's name (×2), file name (×1.5), description (×1)
-//! and body (×0.5, its first 4 KiB: the words a memory shows only in its text still count, less
-//! than the words that say what it is), then the shared cut in [`choose`].
+//! The offline selector: the corpus's BM25F index (name ×2, file name ×1.5, description ×1, body
+//! ×0.5 — the words a memory shows only in its text still count, less than the words that say
+//! what it is), then the shared cut in [`choose`].
 
 use super::{PassedOver, PassedOverWhy, Selected};
-use crate::bm25::Bm25Index;
+use crate::corpus::Corpus;
 use crate::scan::MemoryHeader;
-
-/// Field weights: a word in the name says most about what the memory is.
-const NAME_WEIGHT: f64 = 2.0;
-const FILE_NAME_WEIGHT: f64 = 1.5;
-const DESCRIPTION_WEIGHT: f64 = 1.0;
-const BODY_WEIGHT: f64 = 0.5;
 
 /// A memory that matches less than this share of the prompt's weight (IDF) is not about the
 /// prompt: one incidental shared word in a long prompt does not make a memory relevant, and a
@@ -30,28 +24,13 @@ pub(super) struct Ranked {
     pub unrelated: bool,
 }
 
-/// The candidates sharing a word with `query`, best first.
-pub(super) fn rank(candidates: &[MemoryHeader], bodies: &[String], query: &str) -> Vec<Ranked> {
-    let stems: Vec<&str> = candidates
-        .iter()
-        .map(|h| {
-            let name = h.file.rsplit('/').next().unwrap_or(&h.file);
-            name.strip_suffix(".md").unwrap_or(name)
-        })
-        .collect();
-    let index = Bm25Index::new(candidates.iter().zip(&stems).zip(bodies).map(
-        |((h, stem), body)| {
-            vec![
-                (h.name.as_deref().unwrap_or(""), NAME_WEIGHT),
-                (*stem, FILE_NAME_WEIGHT),
-                (h.description.as_deref().unwrap_or(""), DESCRIPTION_WEIGHT),
-                (body.as_str(), BODY_WEIGHT),
-            ]
-        },
-    ));
-    index
+/// The offered files of `corpus` sharing a word with `query`, best first.
+pub(super) fn rank(corpus: &Corpus, query: &str, offered: &[bool]) -> Vec<Ranked> {
+    corpus
+        .lexical
         .search(query)
         .into_iter()
+        .filter(|hit| offered[hit.doc])
         .map(|hit| Ranked {
             index: hit.doc,
             score: hit.score,

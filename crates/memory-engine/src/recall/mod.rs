@@ -24,23 +24,22 @@ use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::LlmOverrides;
+use crate::config::{Config, LlmOverrides};
 use crate::disk;
 use crate::disk::confined_path;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::frontmatter;
 use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};
 use crate::memory_type::MemoryType;
-use crate::scan::{self, manifest_line, MemoryHeader, CLAUDE_SCAN_CAP};
-use crate::staleness::staleness_caveat;
+use crate::scan::{manifest_line, MemoryHeader};
+use crate::staleness::{age_label, memory_age_days, staleness_caveat};
 
 mod lexical;
 #[cfg(any(test, feature = "test-support"))]
@@ -116,7 +115,8 @@ pub struct RecallResult {
     /// The line Claude Code puts before the content (caveat included when stale).
     pub header: String,
     pub truncated: Option<Truncation>,
-    /// The BM25 score (offline); `None` when a model chose.
+    /// The ranking score: BM25F (offline), or similarity plus the lexical share (local);
+    /// `None` when a model chose.
     pub score: Option<f64>,
     /// Why it was chosen, for a person: the terms that matched, or the model that chose it.
     pub reason: String,
@@ -334,7 +334,16 @@ impl Engine {
     /// `local` → the local model, `anthropic` / `openai` → that model. Blocking (reads the
     /// config, and the keyring for a key).
     pub fn recall_selector(&self, overrides: &LlmOverrides) -> Result<Selector> {
-        let model = self.llm_client_for(overrides)?;
+        self.recall_selector_in(&self.load_config()?, overrides)
+    }
+
+    /// [`Engine::recall_selector`] with `config.toml` already read.
+    pub fn recall_selector_in(
+        &self,
+        config: &Config,
+        overrides: &LlmOverrides,
+    ) -> Result<Selector> {
+        let model = self.llm_client_in(config, overrides)?;
         Ok(match (model.settings.provider, model.client) {
             (ProviderKind::Local, _) => Selector::Local,
             (_, Some(client)) => Selector::Model(client),
@@ -409,53 +418,45 @@ impl Engine {
             return Ok(finish(report, started));
         }
 
-        let root = memory_dir.to_path_buf();
         let now = self.clock().now();
-        let (headers, unreadable) = blocking(move || {
-            let headers = scan::scan_dir(&root, Some(CLAUDE_SCAN_CAP), now)?;
-            let unreadable = scan::unreadable(&root, &headers);
-            Ok((headers, unreadable))
-        })
-        .await?;
-        report.unreadable = unreadable
-            .into_iter()
-            .map(|(file, why)| format!("{file}: {why}"))
-            .collect();
+        let corpus = {
+            let engine = self.clone();
+            let root = memory_dir.to_path_buf();
+            blocking(move || engine.warm_corpora().get(&root, now)).await?
+        };
+        report.unreadable = corpus.unreadable.clone();
         let excluded_paths: HashSet<PathBuf> = request
             .exclude
             .iter()
             .map(|f| absolute_in(memory_dir, f))
             .chain(surfaced.files.iter().map(PathBuf::from))
             .collect();
-        let (candidates, excluded): (Vec<MemoryHeader>, Vec<MemoryHeader>) = headers
-            .into_iter()
-            .partition(|h| !excluded_paths.contains(&memory_dir.join(&h.file)));
-        report.excluded = excluded.into_iter().map(|h| h.file).collect();
-        report.considered = candidates.len();
-        if candidates.is_empty() {
+        let mut offered = vec![false; corpus.headers.len()];
+        for (i, header) in corpus.headers.iter().enumerate() {
+            if excluded_paths.contains(&memory_dir.join(&header.file)) {
+                report.excluded.push(header.file.clone());
+            } else {
+                offered[i] = true;
+            }
+        }
+        report.considered = offered.iter().filter(|&&o| o).count();
+        if report.considered == 0 {
             return Ok(finish(report, started));
         }
 
         let selected = match &client {
             None => {
-                let root = memory_dir.to_path_buf();
-                let files: Vec<String> = candidates.iter().map(|h| h.file.clone()).collect();
-                let bodies = blocking(move || Ok(read_bodies(&root, &files))).await?;
-                let mut ranked = lexical::rank(&candidates, &bodies, &request.query);
+                let mut ranked = lexical::rank(&corpus, &request.query, &offered);
                 if matches!(selector, Selector::Local) {
                     let engine = self.clone();
                     let query = request.query.clone();
-                    let headers = candidates.clone();
+                    let corpus = Arc::clone(&corpus);
+                    let offered = offered.clone();
                     let lexical = ranked;
                     // Without the model, recall still works: lexically, and says so.
                     let (outcome, lexical) = blocking(move || {
-                        Ok(match engine.embeddings().local_model() {
-                            Ok(_) => (
-                                semantic::rank(&engine, &headers, &bodies, &query, &lexical),
-                                lexical,
-                            ),
-                            Err(e) => (Err(e), lexical),
-                        })
+                        let outcome = semantic::rank(&engine, &corpus, &query, &lexical, &offered);
+                        Ok((outcome, lexical))
                     })
                     .await?;
                     ranked = match outcome {
@@ -466,12 +467,19 @@ impl Engine {
                         }
                     };
                 }
-                let (selected, passed_over) = lexical::choose(&candidates, ranked, limit);
+                let (selected, passed_over) = lexical::choose(&corpus.headers, ranked, limit);
                 report.passed_over = passed_over;
                 selected
             }
             Some(client) => {
-                let manifest: Vec<String> = candidates.iter().map(manifest_line).collect();
+                let candidates: Vec<(usize, &MemoryHeader)> = corpus
+                    .headers
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| offered[*i])
+                    .collect();
+                let manifest: Vec<String> =
+                    candidates.iter().map(|(_, h)| manifest_line(h)).collect();
                 let selection = selection_request(&request.query, &manifest, limit);
                 let response = client.complete(&selection, cancel).await?;
                 report.usage += response.usage;
@@ -491,8 +499,8 @@ impl Engine {
                         report.rejected.push(name.to_string());
                         continue;
                     };
-                    match candidates.iter().position(|h| h.file == name) {
-                        Some(index) if seen.insert(index) => selected.push(Selected {
+                    match candidates.iter().find(|(_, h)| h.file == name) {
+                        Some(&(index, _)) if seen.insert(index) => selected.push(Selected {
                             index,
                             score: None,
                             reason: format!("selected by {}", client.model()),
@@ -509,9 +517,9 @@ impl Engine {
         let root = memory_dir.to_path_buf();
         let chosen: Vec<(MemoryHeader, Option<f64>, String)> = selected
             .into_iter()
-            .map(|s| (candidates[s.index].clone(), s.score, s.reason))
+            .map(|s| (corpus.headers[s.index].clone(), s.score, s.reason))
             .collect();
-        report.results = blocking(move || Ok(read_results(&root, chosen))).await?;
+        report.results = blocking(move || Ok(read_results(&root, chosen, now))).await?;
         Ok(finish(report, started))
     }
 
@@ -582,38 +590,19 @@ fn absolute_in(memory_dir: &Path, file: &str) -> PathBuf {
     }
 }
 
-/// The bodies of `files` (frontmatter off, the first [`SURFACE_MAX_BYTES`]: what recall would
-/// show), for the lexical selector; a file unreadable since the scan has an empty body.
-fn read_bodies(root: &Path, files: &[String]) -> Vec<String> {
-    files
-        .iter()
-        .map(|file| {
-            let Ok(path) = confined_path(root, file) else {
-                return String::new();
-            };
-            let Ok(bytes) = fs::read(&path) else {
-                return String::new();
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            let (_, body) = frontmatter::parse_document_lending(&text, None);
-            let mut end = body.len().min(SURFACE_MAX_BYTES);
-            while !body.is_char_boundary(end) {
-                end -= 1;
-            }
-            body[..end].to_owned()
-        })
-        .collect()
-}
-
 /// Reads the chosen files; one that vanished or cannot be read since the scan is skipped, as
 /// Claude Code skips it.
 fn read_results(
     root: &Path,
     chosen: Vec<(MemoryHeader, Option<f64>, String)>,
+    now: SystemTime,
 ) -> Vec<RecallResult> {
     chosen
         .into_iter()
-        .filter_map(|(header, score, reason)| {
+        .filter_map(|(mut header, score, reason)| {
+            // Dated now: a kept corpus may have been read days ago.
+            header.days = memory_age_days(header.mtime, now);
+            header.age = age_label(header.days);
             let path = confined_path(root, &header.file).ok()?;
             let bytes = fs::read(&path).ok()?;
             let text = String::from_utf8_lossy(&bytes);
@@ -1086,7 +1075,7 @@ mod tests {
                 !prompt.contains("user_adrian.md"),
                 "excluded files are not offered"
             );
-            let vision = scan::scan_dir(&fx.memory, None, fx.engine.clock().now())
+            let vision = crate::scan::scan_dir(&fx.memory, None, fx.engine.clock().now())
                 .expect("scan")
                 .into_iter()
                 .find(|h| h.file == "project_vision.md")

@@ -24,7 +24,8 @@ content: string, path: string,
  */
 header: string, truncated: Truncation | null, 
 /**
- * The BM25 score (offline); `None` when a model chose.
+ * The ranking score: BM25F (offline), or similarity plus the lexical share (local);
+ * `None` when a model chose.
  */
 score: number | null, 
 /**
