@@ -41,7 +41,7 @@ test: setup-test ui-test ui
 # Local recall is measured with the real model (setup fetches it; ENGRAM_MODELS_DIR overrides).
 bench: export ENGRAM_MODELS_DIR := $(or $(ENGRAM_MODELS_DIR),$(CURDIR)/target/tools/models)
 bench:
-	scripts/setup.sh --model
+	scripts/setup.sh --bench
 	cargo build --release --locked -p engram-cli
 	cargo run --release --locked -p engram-bench
 

@@ -6,7 +6,8 @@
 #   scripts/setup.sh --test   also Xvfb, D-Bus, WebKitWebDriver and tauri-driver for the e2e tests,
 #                             Claude Code itself for the compatibility tests, and the local
 #                             embedding model for the local-recall tests and `make bench`
-#   scripts/setup.sh --model  only the local embedding model (`make bench`)
+#   scripts/setup.sh --bench  what `make bench` needs: the local embedding model, and js-yaml for
+#                             its Node peer scanner (bench/node-scan)
 #
 # Debian packages are installed with apt-get when running as root or with password-less sudo;
 # otherwise the script prints the exact command to run and fails.
@@ -33,11 +34,11 @@ packages=(
   libdbus-1-dev
 )
 with_tests=false
-model_only=false
+bench_only=false
 for arg in "$@"; do
   case "$arg" in
     --test) with_tests=true ;;
-    --model) model_only=true ;;
+    --bench) bench_only=true ;;
     *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -149,10 +150,14 @@ command -v cargo >/dev/null || {
   echo "setup.sh: cargo not found; install Rust with https://rustup.rs" >&2
   exit 1
 }
-if $model_only; then
+if $bench_only; then
   packages=(curl unzip)
   install_debian_packages
   install_local_model
+  if [ ! -d bench/node-scan/node_modules/js-yaml ]; then
+    step "Installing js-yaml for the Node peer scanner"
+    (cd bench/node-scan && npm install --no-audit --no-fund --loglevel=error)
+  fi
   exit 0
 fi
 install_debian_packages

@@ -224,6 +224,12 @@ fn run() -> Result<(), String> {
             );
         }
     }
+    if let Some(&largest) = options.sizes.iter().max() {
+        node_peer(
+            &options.corpus.join(format!("memdir-{largest}")),
+            options.rounds,
+        )?;
+    }
     dream_benches(&engine, &options)?;
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
     if options.only.is_none() {
@@ -439,5 +445,53 @@ fn generate_corpus(dir: &Path, count: usize) -> std::io::Result<()> {
     }
     fs::write(dir.join("MEMORY.md"), index)?;
     fs::write(marker, "")?;
+    Ok(())
+}
+
+/// Whole-process `engram scan --all --json` against the Node + js-yaml peer in `bench/node-scan`
+/// (same output, written as a Node tool would), interleaved, medians of `rounds`.
+fn node_peer(dir: &Path, rounds: usize) -> Result<(), String> {
+    use std::process::{Command, Stdio};
+    let engram = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name("engram");
+    let peer = Path::new(env!("CARGO_MANIFEST_DIR")).join("node-scan");
+    if !engram.is_file() || !peer.join("node_modules/js-yaml").is_dir() {
+        println!("node peer: skipped (make bench builds engram and installs js-yaml)");
+        return Ok(());
+    }
+    let run = |command: &mut Command| -> Result<Duration, String> {
+        let started = Instant::now();
+        let status = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("{command:?} failed: {status}"));
+        }
+        Ok(started.elapsed())
+    };
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        theirs.push(run(Command::new("node")
+            .arg(peer.join("scan.js"))
+            .arg(dir))?);
+        ours.push(run(Command::new(&engram)
+            .arg("--memory-dir")
+            .arg(dir)
+            .args(["scan", "--all", "--json"]))?);
+    }
+    let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+    let files = topic_files(dir).map_err(|e| e.to_string())?.len();
+    println!(
+        "{:>7}  {:<6} {:>10} {:>10} {:>12.0} {:>6.1}×   (engram scan --all --json vs Node + js-yaml, whole process; ratio = Node / engram)",
+        files,
+        "peer",
+        format_duration(ours),
+        format_duration(theirs),
+        files as f64 / ours.as_secs_f64(),
+        theirs.as_secs_f64() / ours.as_secs_f64()
+    );
     Ok(())
 }

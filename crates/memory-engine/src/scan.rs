@@ -80,17 +80,55 @@ pub fn unreadable(root: &Path, headers: &[MemoryHeader]) -> Vec<(String, String)
 }
 
 /// Like [`scan_dir`], keeping the whole parsed frontmatter (status, raw type) for lint.
+///
+/// The walk reads directories only. Then, on up to four threads, each file is opened once: its
+/// mtime comes from the open file (`fstat`, no second path lookup) and its head is read up to
+/// the closing fence. With a `limit` below the file count, only mtimes are read first (in
+/// parallel too), and only the newest `limit` files are opened.
 pub(crate) fn scan_with_frontmatter(
     root: &Path,
     limit: Option<usize>,
 ) -> Result<Vec<(FoundFile, Frontmatter)>> {
-    let mut files = list_files(root)?;
-    files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.rel.cmp(&b.rel)));
-    if let Some(limit) = limit {
-        files.truncate(limit);
-    }
-    let parsed = map_parallel(&files, Vec::new, |buf, f| read_header(&f.path, buf));
-    Ok(files.into_iter().zip(parsed).collect())
+    let listed = list_paths(root)?;
+    let mut scanned: Vec<(FoundFile, Frontmatter)> = match limit {
+        Some(limit) if listed.len() > limit => {
+            let mtimes = map_parallel(&listed, || (), |(), f| path_mtime(&f.path));
+            let mut found: Vec<FoundFile> = listed
+                .into_iter()
+                .zip(mtimes)
+                .map(|(f, mtime)| FoundFile {
+                    rel: f.rel,
+                    path: f.path,
+                    mtime,
+                })
+                .collect();
+            found.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.rel.cmp(&b.rel)));
+            found.truncate(limit);
+            let parsed = map_parallel(&found, Vec::new, |buf, f| read_header(&f.path, buf).1);
+            found.into_iter().zip(parsed).collect()
+        }
+        _ => map_parallel(&listed, Vec::new, |buf, f| {
+            let (mtime, frontmatter) = read_header(&f.path, buf);
+            let found = FoundFile {
+                rel: f.rel.clone(),
+                path: f.path.clone(),
+                mtime,
+            };
+            (found, frontmatter)
+        }),
+    };
+    scanned.sort_by(|a, b| {
+        b.0.mtime
+            .cmp(&a.0.mtime)
+            .then_with(|| a.0.rel.cmp(&b.0.rel))
+    });
+    Ok(scanned)
+}
+
+fn path_mtime(path: &Path) -> SystemTime {
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// `items.map(work)` on up to 4 threads when there are enough items to pay for them; each thread
@@ -247,15 +285,23 @@ fn resolves_inside(path: &Path, real_root: &Path) -> bool {
     fs::canonicalize(path).is_ok_and(|real| real.starts_with(real_root))
 }
 
-/// Reads the first [`SCAN_LINE_LIMIT`] lines of `path` into `buf` and parses their frontmatter. An
-/// unreadable file has empty frontmatter.
-fn read_header(path: &Path, buf: &mut Vec<u8>) -> Frontmatter {
+/// Opens `path` once: its mtime (from the open file) and the frontmatter of its head. An
+/// unreadable file has empty frontmatter (and the mtime its path reports).
+fn read_header(path: &Path, buf: &mut Vec<u8>) -> (SystemTime, Frontmatter) {
     buf.clear();
-    if read_head(path, buf).is_err() {
-        return Frontmatter::default();
+    let Ok(mut file) = fs::File::open(path) else {
+        return (path_mtime(path), Frontmatter::default());
+    };
+    let mtime = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    if read_head(&mut file, buf).is_err() {
+        return (mtime, Frontmatter::default());
     }
+    // Only the head is validated as UTF-8: the body is never looked at.
     let head = String::from_utf8_lossy(buf);
-    frontmatter::parse_header(&head, SCAN_LINE_LIMIT)
+    (mtime, frontmatter::parse_header(&head, SCAN_LINE_LIMIT))
 }
 
 /// Replaces `buf`'s content with the whole file, reusing its allocation, and asking the file for
@@ -286,13 +332,17 @@ pub(crate) fn read_file(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
     }
 }
 
-/// Fills `buf` with the file's first [`SCAN_LINE_LIMIT`] lines (or less at EOF or the byte bound).
-fn read_head(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    let mut file = fs::File::open(path)?;
-    let mut newlines = 0;
+/// Fills `buf` with the head of `file` the frontmatter parser needs, and no more: up to the
+/// closing fence (or only the first line, when it opens no frontmatter), at most
+/// [`SCAN_LINE_LIMIT`] lines and [`HEAD_BYTE_LIMIT`] bytes; a short read is the end of the file.
+/// A small memory file costs one `read`.
+fn read_head(file: &mut fs::File, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut examined = 0;
+    let mut lines = 0;
     while buf.len() < HEAD_BYTE_LIMIT {
         let start = buf.len();
-        buf.resize(start + READ_CHUNK.min(HEAD_BYTE_LIMIT - start), 0);
+        let wanted = READ_CHUNK.min(HEAD_BYTE_LIMIT - start);
+        buf.resize(start + wanted, 0);
         let n = match file.read(&mut buf[start..]) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
@@ -305,20 +355,32 @@ fn read_head(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<()> {
             }
         };
         buf.truncate(start + n);
-        if n == 0 {
-            break;
-        }
-        for (offset, byte) in buf[start..].iter().enumerate() {
-            if *byte == b'\n' {
-                newlines += 1;
-                if newlines == SCAN_LINE_LIMIT {
-                    buf.truncate(start + offset + 1);
-                    return Ok(());
-                }
+        while let Some(at) = memchr::memchr(b'\n', &buf[examined..]) {
+            let end = examined + at + 1;
+            let line = &buf[examined..end];
+            lines += 1;
+            let done = if lines == 1 {
+                !is_fence(line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line))
+            } else {
+                is_fence(line) || lines == SCAN_LINE_LIMIT
+            };
+            examined = end;
+            if done {
+                buf.truncate(end);
+                return Ok(());
             }
+        }
+        if n < wanted {
+            break;
         }
     }
     Ok(())
+}
+
+/// A `---` line (trailing ASCII whitespace allowed), as the frontmatter parser reads fences.
+fn is_fence(line: &[u8]) -> bool {
+    line.strip_prefix(b"---")
+        .is_some_and(|rest| rest.iter().all(u8::is_ascii_whitespace))
 }
 
 /// One line of the recall manifest (`FORMATS.md` §4):
@@ -477,8 +539,44 @@ mod tests {
         let huge = format!("{}{}", memory("big"), "x".repeat(5_000_000));
         write(dir.path(), "big.md", &huge, NOW);
         let mut buf = Vec::new();
-        read_head(&dir.path().join("big.md"), &mut buf).expect("read");
+        let mut file = fs::File::open(dir.path().join("big.md")).expect("open");
+        read_head(&mut file, &mut buf).expect("read");
         assert!(buf.len() <= HEAD_BYTE_LIMIT, "read {} bytes", buf.len());
+        assert_eq!(
+            buf, b"---\nname: big\ndescription: about big\ntype: project\n---\n",
+            "up to the closing fence"
+        );
+        // No frontmatter: the first line is all the parser needs.
+        write(
+            dir.path(),
+            "plain.md",
+            &format!("plain\n{}", "y".repeat(100_000)),
+            NOW,
+        );
+        let mut file = fs::File::open(dir.path().join("plain.md")).expect("open");
+        buf.clear();
+        read_head(&mut file, &mut buf).expect("read");
+        assert_eq!(buf, b"plain\n");
+        // Unclosed: the line limit.
+        let unclosed: String = std::iter::once("---\n".to_owned())
+            .chain((0..100).map(|i| format!("k{i}: v\n")))
+            .collect();
+        write(dir.path(), "open.md", &unclosed, NOW);
+        let mut file = fs::File::open(dir.path().join("open.md")).expect("open");
+        buf.clear();
+        read_head(&mut file, &mut buf).expect("read");
+        assert_eq!(buf.iter().filter(|&&b| b == b'\n').count(), SCAN_LINE_LIMIT);
+        // A fence with trailing spaces and CRLF closes too; a BOM before the opening one is fine.
+        write(
+            dir.path(),
+            "crlf.md",
+            "\u{feff}---\r\nname: c\r\n---  \r\nbody\r\n",
+            NOW,
+        );
+        let mut file = fs::File::open(dir.path().join("crlf.md")).expect("open");
+        buf.clear();
+        read_head(&mut file, &mut buf).expect("read");
+        assert_eq!(buf, "\u{feff}---\r\nname: c\r\n---  \r\n".as_bytes());
         let headers = scan_dir(dir.path(), None, now()).expect("scan");
         assert_eq!(headers[0].name.as_deref(), Some("big"));
     }
