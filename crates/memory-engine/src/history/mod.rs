@@ -9,6 +9,7 @@
 //!   lock                      advisory lock held while appending (CLI and app may run at once)
 //!   counter                   the last version number issued (rebuilt from the logs if lost)
 //!   blobs/ab/cdef…            contents, addressed by SHA-256 (identical contents stored once)
+//!   packs/<hash>.pack         many contents recorded at once (a first open), in one file
 //!   dirs/<name>-<hash>/log.jsonl   one JSON `Version` per line, append-only, oldest first
 //! ```
 //! A memory dir's folder is named after its last path components plus a hash of its resolved
@@ -631,6 +632,61 @@ mod tests {
             .record("a.md", Some("a3"), Actor::External)
             .expect("recorded");
         assert_eq!(v.version, "v000003");
+    }
+
+    #[test]
+    fn a_first_open_of_many_files_records_them_in_one_pack() {
+        let fx = fixture();
+        for i in 0..300 {
+            fx.write(&format!("m{i}.md"), &format!("memory {i}\n"));
+        }
+        let versions = fx.engine.baseline_history(&fx.root).expect("baseline");
+        assert_eq!(versions.len(), 300);
+        let history = fx.temp.path().join("engram/history");
+        let packs: Vec<_> = fs::read_dir(history.join("packs"))
+            .expect("packs")
+            .flatten()
+            .collect();
+        assert_eq!(packs.len(), 1, "one pack, not 300 files");
+        assert!(!history.join("blobs").exists(), "no loose blob");
+        for (i, version) in versions.iter().enumerate().step_by(37) {
+            let content = fx.engine.version_content(&version.version).expect("read");
+            let file = &version.file;
+            assert_eq!(
+                content.as_deref(),
+                Some(format!("memory {}\n", &file[1..file.len() - 3]).as_str()),
+                "{i}"
+            );
+        }
+        // Reopening records nothing; a later edit is a loose blob beside the pack.
+        assert!(fx
+            .engine
+            .baseline_history(&fx.root)
+            .expect("again")
+            .is_empty());
+        fx.write("m7.md", "memory 7, edited\n");
+        let edited = fx.engine.baseline_history(&fx.root).expect("edit");
+        assert_eq!(edited.len(), 1);
+        assert_eq!(
+            fx.engine
+                .version_content(&edited[0].version)
+                .expect("read")
+                .as_deref(),
+            Some("memory 7, edited\n")
+        );
+        assert!(history.join("blobs").is_dir());
+
+        // A damaged pack is reported, not read as history.
+        let pack = packs[0].path();
+        let mut bytes = fs::read(&pack).expect("pack");
+        let last = bytes.len() - 2;
+        bytes[last] ^= 0x20;
+        fs::write(&pack, bytes).expect("damage");
+        let errors = versions
+            .iter()
+            .filter(|v| fx.engine.version_content(&v.version).is_err())
+            .count();
+        assert_eq!(errors, 1, "exactly the damaged blob fails its hash check");
     }
 
     #[test]

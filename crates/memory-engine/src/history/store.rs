@@ -5,12 +5,71 @@ use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use fs4::fs_std::FileExt;
 
 use super::Version;
 use crate::disk::{self, content_hash};
 use crate::error::{Error, IoResultExt, Result};
+
+/// At least this many new blobs at once go in a pack rather than loose files.
+const PACK_THRESHOLD: usize = 256;
+const PACK_MAGIC: &str = "ENGRAMPACK1";
+
+/// Every pack of a store, and where each blob in them is.
+struct PackIndex {
+    packs: Vec<PathBuf>,
+    blobs: HashMap<String, (PathBuf, u64, u64)>,
+}
+
+/// A pack's table of contents.
+struct PackHeader {
+    /// Where the contents start.
+    data_start: u64,
+    /// (hash, offset from `data_start`, length).
+    entries: Vec<(String, u64, u64)>,
+}
+
+fn read_pack_header(path: &Path) -> Result<PackHeader> {
+    let bad = |why: &str| Error::parse(path, None, format!("not a history pack: {why}"));
+    let file = fs::File::open(path).at(path)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = String::new();
+    let mut consumed = 0u64;
+    let mut next_line = |line: &mut String| -> Result<()> {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut reader, line).at(path)?;
+        consumed += n as u64;
+        Ok(())
+    };
+    next_line(&mut line)?;
+    if line.trim_end() != PACK_MAGIC {
+        return Err(bad("no ENGRAMPACK1 line"));
+    }
+    next_line(&mut line)?;
+    let count: usize = line.trim_end().parse().map_err(|_| bad("no count"))?;
+    let mut entries = Vec::with_capacity(count);
+    for _ in 0..count {
+        next_line(&mut line)?;
+        let mut parts = line.split_whitespace();
+        let (Some(hash), Some(offset), Some(len)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("a short entry line"));
+        };
+        let offset: u64 = offset.parse().map_err(|_| bad("an offset"))?;
+        let len: u64 = len.parse().map_err(|_| bad("a length"))?;
+        entries.push((hash.to_owned(), offset, len));
+    }
+    next_line(&mut line)?;
+    if !line.trim_end().is_empty() {
+        return Err(bad("no blank line after the entries"));
+    }
+    Ok(PackHeader {
+        data_start: consumed,
+        entries,
+    })
+}
 
 /// The on-disk store; see the module docs for its layout.
 pub(super) struct Store {
@@ -64,32 +123,119 @@ impl Store {
         self.root.join("blobs").join(shard).join(rest)
     }
 
-    /// Stores contents not stored yet, all flushed to disk at once (see
-    /// [`disk::atomic_write_many`]). A blob whose size does not match its content (damaged by a
-    /// crash of an older version, or by hand) is written again.
+    /// Stores contents not stored yet, all flushed to disk at once. A few go in as loose blobs
+    /// ([`disk::atomic_write_many`]); many at once (a first open records every file of a dir) go
+    /// in one pack: one file written and flushed instead of thousands. A loose blob whose size
+    /// does not match its content (damaged by a crash of an older version, or by hand) is written
+    /// again.
     pub(super) fn put_blobs(&self, blobs: &HashMap<String, &str>) -> Result<()> {
-        let mut missing: Vec<(PathBuf, &[u8])> = Vec::new();
+        let packed = self.pack_index()?;
+        let mut missing: Vec<(&str, &str)> = Vec::new();
         for (hash, content) in blobs {
-            let path = self.blob_path(hash);
-            let stored = fs::metadata(&path).is_ok_and(|m| m.len() == content.len() as u64);
+            if packed.blobs.contains_key(hash.as_str()) {
+                continue;
+            }
+            let stored =
+                fs::metadata(self.blob_path(hash)).is_ok_and(|m| m.len() == content.len() as u64);
             if !stored {
-                missing.push((path, content.as_bytes()));
+                missing.push((hash, content));
             }
         }
         if missing.is_empty() {
             return Ok(());
         }
         fs::create_dir_all(&self.root).at(&self.root)?;
-        disk::atomic_write_many(&self.root, &missing)
+        if missing.len() >= PACK_THRESHOLD {
+            return self.write_pack(&mut missing);
+        }
+        let loose: Vec<(PathBuf, &[u8])> = missing
+            .iter()
+            .map(|(hash, content)| (self.blob_path(hash), content.as_bytes()))
+            .collect();
+        disk::atomic_write_many(&self.root, &loose)
     }
 
-    /// A blob's content, checked against its hash.
+    /// Writes `blobs` as one pack: `ENGRAMPACK1`, the count, one `hash offset length` line per
+    /// blob, a blank line, then the contents back to back (offsets from there). Packs are never
+    /// changed once written; the file is named by its header's hash.
+    fn write_pack(&self, blobs: &mut [(&str, &str)]) -> Result<()> {
+        blobs.sort_unstable();
+        let mut header = format!("{PACK_MAGIC}\n{}\n", blobs.len());
+        let mut offset = 0usize;
+        for (hash, content) in blobs.iter() {
+            header.push_str(&format!("{hash} {offset} {}\n", content.len()));
+            offset += content.len();
+        }
+        header.push('\n');
+        let mut bytes = Vec::with_capacity(header.len() + offset);
+        bytes.extend_from_slice(header.as_bytes());
+        for (_, content) in blobs.iter() {
+            bytes.extend_from_slice(content.as_bytes());
+        }
+        let dir = self.root.join("packs");
+        fs::create_dir_all(&dir).at(&dir)?;
+        let path = dir.join(format!("{}.pack", content_hash(header.as_bytes())));
+        disk::atomic_write(&path, &bytes)
+    }
+
+    /// Where each packed blob is: hash → (pack, offset of its content, length). Packs never
+    /// change once written, so the index is rebuilt only when the set of packs does (one
+    /// directory read per call).
+    fn pack_index(&self) -> Result<Arc<PackIndex>> {
+        static INDEXES: OnceLock<Mutex<HashMap<PathBuf, Arc<PackIndex>>>> = OnceLock::new();
+        let dir = self.root.join("packs");
+        let mut packs: Vec<PathBuf> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("pack"))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        packs.sort();
+        let cache = INDEXES.get_or_init(Mutex::default);
+        if let Some(index) = cache.lock().ok().and_then(|c| c.get(&dir).cloned()) {
+            if index.packs == packs {
+                return Ok(index);
+            }
+        }
+        let mut blobs = HashMap::new();
+        for pack in &packs {
+            let header = read_pack_header(pack)?;
+            for (hash, offset, len) in header.entries {
+                blobs.insert(hash, (pack.clone(), header.data_start + offset, len));
+            }
+        }
+        let index = Arc::new(PackIndex { packs, blobs });
+        if let Ok(mut c) = cache.lock() {
+            c.insert(dir, Arc::clone(&index));
+        }
+        Ok(index)
+    }
+
+    /// A blob's content, checked against its hash: loose, else from a pack.
     pub(super) fn blob(&self, hash: &str) -> Result<String> {
         let path = self.blob_path(hash);
-        let text = disk::read_text(&path)?;
+        let (text, source) = match disk::read_text(&path) {
+            Ok(text) => (text, path),
+            Err(Error::NotFound(_)) => {
+                let index = self.pack_index()?;
+                let Some((pack, offset, len)) = index.blobs.get(hash) else {
+                    return Err(Error::NotFound(path));
+                };
+                let mut file = fs::File::open(pack).at(pack)?;
+                file.seek(SeekFrom::Start(*offset)).at(pack)?;
+                let mut bytes = vec![0u8; usize::try_from(*len).unwrap_or(0)];
+                file.read_exact(&mut bytes).at(pack)?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|e| Error::parse(pack, None, e.to_string()))?;
+                (text, pack.clone())
+            }
+            Err(e) => return Err(e),
+        };
         if content_hash(text.as_bytes()) != hash {
             return Err(Error::parse(
-                &path,
+                &source,
                 None,
                 "history blob does not match its hash (corrupted)",
             ));
