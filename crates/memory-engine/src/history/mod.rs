@@ -302,19 +302,31 @@ impl Engine {
             return Ok((Vec::new(), RecordedFiles::new()));
         }
         let files = memory_files(memory_dir)?;
-        let mut contents = Vec::with_capacity(files.len());
-        for file in &files {
-            // A file that is not UTF-8 is not a memory Claude Code can read; leave it out.
+        let mut recorded = self.recorded_memory_files(memory_dir)?;
+        // Read and hashed on several threads; only files whose content differs from what history
+        // holds go on to be recorded (a reopen with nothing changed records nothing).
+        let read = crate::scan::map_parallel(&files, || (), |(), file| {
             match disk::read_text(&memory_dir.join(file)) {
-                Ok(text) => contents.push((file.as_str(), Some(text))),
-                Err(Error::Parse { .. } | Error::NotFound(_)) => {}
-                Err(e) => return Err(e),
+                Ok(text) => {
+                    let unchanged = recorded
+                        .get(file)
+                        .is_some_and(|hash| *hash == content_hash(text.as_bytes()));
+                    Ok((!unchanged).then_some(text))
+                }
+                // A file that is not UTF-8 is not a memory Claude Code can read; leave it out.
+                Err(Error::Parse { .. } | Error::NotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        });
+        let mut contents = Vec::new();
+        for (file, text) in files.iter().zip(read) {
+            if let Some(text) = text? {
+                contents.push((file.as_str(), Some(text)));
             }
         }
         // Only memory files are walked, so only recorded memory files can be gone: a recorded
         // non-memory file (a snapshot marker written through a change set) is left alone.
         let walked: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
-        let mut recorded = self.recorded_memory_files(memory_dir)?;
         let gone: Vec<&str> = recorded
             .keys()
             .map(String::as_str)
