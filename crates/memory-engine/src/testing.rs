@@ -53,7 +53,7 @@ pub enum Reply {
     Http {
         status: u16,
         headers: Vec<(String, String)>,
-        body: String,
+        body: Vec<u8>,
     },
     /// Reads the request, then says nothing for this long before closing the connection.
     Hang(Duration),
@@ -64,7 +64,7 @@ impl Reply {
         Reply::Http {
             status: 200,
             headers: Vec::new(),
-            body: value.to_string(),
+            body: value.to_string().into_bytes(),
         }
     }
 
@@ -72,7 +72,16 @@ impl Reply {
         Reply::Http {
             status,
             headers: Vec::new(),
-            body: body.into(),
+            body: body.into().into_bytes(),
+        }
+    }
+
+    /// A binary body (a file download).
+    pub fn bytes(body: Vec<u8>, content_type: &str) -> Reply {
+        Reply::Http {
+            status: 200,
+            headers: vec![("content-type".into(), content_type.to_owned())],
+            body,
         }
     }
 
@@ -93,7 +102,7 @@ impl Reply {
         Reply::Http {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
-            body,
+            body: body.into_bytes(),
         }
     }
 }
@@ -204,7 +213,7 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<RecordedRequest>>, handler: &Ha
                 body.len()
             ));
             let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(body.as_bytes());
+            let _ = stream.write_all(&body);
             let _ = stream.flush();
         }
     }

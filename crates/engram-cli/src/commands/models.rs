@@ -65,8 +65,13 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             Ok(Status::Success)
         }
         ModelsCommand::Fetch => {
+            // One line, rewritten as each MiB arrives.
+            let shown = std::sync::atomic::AtomicU64::new(u64::MAX);
             let progress = |p: memory_engine::embed::fetch::FetchProgress| {
                 let done = p.downloaded / 1_048_576;
+                if shown.swap(done, std::sync::atomic::Ordering::Relaxed) == done {
+                    return;
+                }
                 let line = match p.total {
                     Some(total) => format!(
                         "\rfetching {LOCAL_MODEL}: {done} of {} MiB",

