@@ -6,6 +6,9 @@
 /// Every `#[tauri::command]` registered in `lib.rs`; a command missing here cannot be allowed.
 const COMMANDS: &[&str] = &[
     "app_info",
+    "local_model_status",
+    "fetch_local_model",
+    "ui_ready",
     "list_projects",
     "search_memories",
     "open_project",

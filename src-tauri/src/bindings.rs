@@ -20,6 +20,8 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     // What commands return or take, and what events carry; their field types follow.
     crate::error::WireError::export_all_to(dir)?;
     crate::commands::home::AppInfo::export_all_to(dir)?;
+    crate::commands::settings::LocalModelStatus::export_all_to(dir)?;
+    crate::commands::settings::ModelFetchProgress::export_all_to(dir)?;
     crate::commands::memory::ProjectSnapshot::export_all_to(dir)?;
     crate::commands::memory::MemoryDocument::export_all_to(dir)?;
     crate::events::MemoryDirChanged::export_all_to(dir)?;

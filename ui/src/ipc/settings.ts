@@ -5,7 +5,11 @@ import type { ConnectionCheck } from "./bindings/ConnectionCheck";
 import type { ConnectionTest } from "./bindings/ConnectionTest";
 import type { LlmChoice } from "./bindings/LlmChoice";
 import type { LlmSetup } from "./bindings/LlmSetup";
+import type { LocalModelStatus } from "./bindings/LocalModelStatus";
+import type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
 import type { ProviderKind } from "./bindings/ProviderKind";
+import { Channel } from "@tauri-apps/api/core";
+
 import { call } from "./call";
 
 export const settingsCommands = {
@@ -23,4 +27,12 @@ export const settingsCommands = {
   /** Whether Engram starts at login (the tray consolidates in the background). */
   startAtLogin: () => call<boolean>("start_at_login"),
   setStartAtLogin: (on: boolean) => call<boolean>("set_start_at_login", { on }),
+  /** The local embedding model (the `local` provider): installed or not, and where. */
+  localModelStatus: () => call<LocalModelStatus>("local_model_status"),
+  /** Downloads the local model (≈ 83 MB), progress to `onProgress`; resolves once it loads. */
+  fetchLocalModel: (onProgress: (progress: ModelFetchProgress) => void) => {
+    const channel = new Channel<ModelFetchProgress>();
+    channel.onmessage = onProgress;
+    return call<LocalModelStatus>("fetch_local_model", { onProgress: channel });
+  },
 };

