@@ -40,9 +40,11 @@ test: setup-test ui-test ui
 # Release build: debug timings say nothing about what users get.
 # Local recall is measured with the real model (setup fetches it; ENGRAM_MODELS_DIR overrides).
 bench: export ENGRAM_MODELS_DIR := $(or $(ENGRAM_MODELS_DIR),$(CURDIR)/target/tools/models)
-bench:
+# The app's cold start is timed on the release app, whose build embeds the UI.
+bench: ui
 	scripts/setup.sh --bench
 	cargo build --release --locked -p engram-cli
+	cargo build --release --locked -p engram-app $(CARGO_FEATURES)
 	cargo run --release --locked -p engram-bench
 
 # libFuzzer over every parser of outside input (FUZZ_SECONDS per target, default 600); nightly.

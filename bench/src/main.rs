@@ -14,7 +14,7 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall]`.
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|app]`.
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
 
 use std::fs;
@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod app;
 mod recall;
 mod sessions;
 
@@ -91,6 +92,9 @@ fn run() -> Result<(), String> {
         return sessions::session_benches(&options.corpus, options.rounds);
     }
     let engine = Engine::builder(Environment::from_process()).build();
+    if options.only.as_deref() == Some("app") {
+        return app::app_start(&options.corpus);
+    }
     if matches!(options.only.as_deref(), None | Some("recall")) {
         // Its own data dir: the embedding cache starts empty and never touches the user's.
         let home = options.corpus.join("engram-home-recall");
@@ -232,6 +236,7 @@ fn run() -> Result<(), String> {
     }
     dream_benches(&engine, &options)?;
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
+    app::app_start(&options.corpus)?;
     if options.only.is_none() {
         sessions::session_benches(&options.corpus, options.rounds)?;
     }
