@@ -1,7 +1,9 @@
 //! Recall (`FORMATS.md` §4): given a query (the user's prompt), pick the memory files worth
 //! putting in front of the model, and render them the way Claude Code does.
 //!
-//! 1. Scan the memory dir (newest 200 files, frontmatter only).
+//! 1. Take the dir's corpus ([`crate::corpus`]): its newest 200 files, their frontmatter and the
+//!    start of their bodies — kept in memory and current in a process that keeps the dir warm
+//!    (the app answering the prompt hook), read from disk otherwise.
 //! 2. Leave out files already surfaced in this session and files the caller excludes: they are
 //!    not even offered to the selector.
 //! 3. Select, at most `limit` (5):
