@@ -20,16 +20,9 @@ const STARTS: usize = 5;
 const IDLE: Duration = Duration::from_secs(5);
 
 pub fn app_start(corpus: &Path) -> Result<(), String> {
-    let app = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("engram-app");
-    if !app.is_file() {
-        println!(
-            "app start: skipped ({} not built: make bench builds it)",
-            app.display()
-        );
+    let Some(app) = crate::built_binary("engram-app", "app start")? else {
         return Ok(());
-    }
+    };
     let work = corpus.join("app-start");
     let _ = fs::remove_dir_all(&work);
     let claude = work.join("claude-home");

@@ -457,12 +457,12 @@ fn generate_corpus(dir: &Path, count: usize) -> std::io::Result<()> {
 /// (same output, written as a Node tool would), interleaved, medians of `rounds`.
 fn node_peer(dir: &Path, rounds: usize) -> Result<(), String> {
     use std::process::{Command, Stdio};
-    let engram = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("engram");
+    let Some(engram) = built_binary("engram", "node peer")? else {
+        return Ok(());
+    };
     let peer = Path::new(env!("CARGO_MANIFEST_DIR")).join("node-scan");
-    if !engram.is_file() || !peer.join("node_modules/js-yaml").is_dir() {
-        println!("node peer: skipped (make bench builds engram and installs js-yaml)");
+    if !peer.join("node_modules/js-yaml").is_dir() {
+        println!("node peer: skipped (js-yaml not installed: make bench installs it)");
         return Ok(());
     }
     let run = |command: &mut Command| -> Result<Duration, String> {
@@ -499,4 +499,20 @@ fn node_peer(dir: &Path, rounds: usize) -> Result<(), String> {
         theirs.as_secs_f64() / ours.as_secs_f64()
     );
     Ok(())
+}
+
+/// A binary of this workspace built beside the bench (`make bench` builds `engram` and
+/// `engram-app`), or `None` after saying that `what` is skipped.
+fn built_binary(name: &str, what: &str) -> Result<Option<PathBuf>, String> {
+    let path = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .with_file_name(name);
+    if path.is_file() {
+        return Ok(Some(path));
+    }
+    println!(
+        "{what}: skipped ({} not built: make bench builds it)",
+        path.display()
+    );
+    Ok(None)
 }

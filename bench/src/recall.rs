@@ -125,16 +125,9 @@ pub fn recall_latency(corpus: &Path) -> Result<(), String> {
         cold.as_secs_f64() / warm.as_secs_f64()
     );
 
-    let engram = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("engram");
-    if !engram.is_file() {
-        println!(
-            "prompt hook: skipped ({} not built: make bench builds it)",
-            engram.display()
-        );
+    let Some(engram) = crate::built_binary("engram", "prompt hook")? else {
         return Ok(());
-    }
+    };
     let payload = serde_json::json!({
         "session_id": "bench", "cwd": "/home/u/app", "hook_event_name": "UserPromptSubmit",
         "prompt": request.query,

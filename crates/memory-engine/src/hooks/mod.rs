@@ -29,7 +29,6 @@ pub mod stop;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -148,15 +147,6 @@ pub struct PromptHookOutcome {
 }
 
 impl Engine {
-    /// The prompt hook's time budget: `flag`, else `[hooks] budget_ms`, else 2 s.
-    pub fn hook_budget(&self, flag: Option<Duration>) -> Duration {
-        flag.unwrap_or_else(|| {
-            self.load_config()
-                .map(|c| c.hooks.budget())
-                .unwrap_or(crate::config::DEFAULT_HOOK_BUDGET)
-        })
-    }
-
     /// Handles one UserPromptSubmit hook call (`stdin` is its payload). Uses the configured
     /// provider unless `overrides` say otherwise. Errors are for the caller to swallow: a hook
     /// must never get in the user's way.
