@@ -104,7 +104,7 @@ fn run() -> Result<(), String> {
             .build();
         let mut selectors = vec![("offline", Selector::Lexical)];
         match engine.embeddings().local_model() {
-            Ok(_) => selectors.push(("local", Selector::Local)),
+            Ok(_) => selectors.push(("local", Selector::Semantic(engine.embeddings().clone()))),
             Err(e) => println!("local recall not measured: {e}"),
         }
         recall::recall_quality(&engine, &selectors)?;

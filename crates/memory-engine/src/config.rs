@@ -6,6 +6,8 @@
 //! provider = "anthropic"        # offline (default) | local | anthropic | openai
 //! timeout_ms = 30000
 //! max_retries = 2
+//! embeddings = "local"          # local (default): the in-process model | openai: [llm.openai]'s
+//!                               # /v1/embeddings — the vectors of local recall, dreams, extraction
 //!
 //! [llm.anthropic]
 //! model = "claude-haiku-4-5"
@@ -14,6 +16,7 @@
 //! [llm.openai]
 //! model = "qwen2.5:7b"
 //! base_url = "http://localhost:11434/v1"
+//! embedding_model = "nomic-embed-text"   # for embeddings = "openai"
 //!
 //! [hooks]
 //! budget_ms = 2000
@@ -242,6 +245,9 @@ pub struct LlmConfig {
     pub timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<u32>,
+    /// Where sentence vectors come from; `None`: the local model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingSource>,
     #[serde(default, skip_serializing_if = "ProviderConfig::is_empty")]
     pub anthropic: ProviderConfig,
     #[serde(default, skip_serializing_if = "ProviderConfig::is_empty")]
@@ -261,12 +267,27 @@ pub struct ProviderConfig {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The model `/embeddings` is asked with (OpenAI-compatible servers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_model: Option<String>,
 }
 
 impl ProviderConfig {
     fn is_empty(&self) -> bool {
-        self.model.is_none() && self.base_url.is_none()
+        *self == ProviderConfig::default()
     }
+}
+
+/// Where sentence vectors (semantic recall, near-duplicates) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingSource {
+    /// all-MiniLM-L6-v2, in process.
+    #[default]
+    Local,
+    /// `[llm.openai]`'s base URL, `POST /embeddings` with its `embedding_model`.
+    #[serde(rename = "openai")]
+    OpenAi,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

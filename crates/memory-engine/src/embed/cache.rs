@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{OnceLock, RwLock};
 
 use fs4::fs_std::FileExt;
 use sha2::{Digest, Sha256};
@@ -23,7 +23,8 @@ type Key = [u8; 32];
 #[derive(Debug)]
 pub struct EmbeddingCache {
     path: PathBuf,
-    dimensions: usize,
+    /// Fixed by the model, or (for a server's model) by the file or the first vector stored.
+    dimensions: OnceLock<usize>,
     vectors: RwLock<HashMap<Key, Vec<f32>>>,
 }
 
@@ -39,14 +40,36 @@ impl EmbeddingCache {
     /// Opens (or starts) the cache at `path`. A file of another format or size of vector is set
     /// aside as `<name>.old` and a new one started: the cache only ever saves work.
     pub fn open(path: PathBuf, dimensions: usize) -> Result<EmbeddingCache> {
+        EmbeddingCache::open_sized(path, Some(dimensions))
+    }
+
+    /// Opens the cache of a model whose vector size is not known before its first answer: the
+    /// size is the file's, else the first vector stored's.
+    pub fn open_any_size(path: PathBuf) -> Result<EmbeddingCache> {
+        EmbeddingCache::open_sized(path, None)
+    }
+
+    fn open_sized(path: PathBuf, wanted: Option<usize>) -> Result<EmbeddingCache> {
         let mut vectors = HashMap::new();
+        let dimensions = OnceLock::new();
+        if let Some(wanted) = wanted {
+            let _ = dimensions.set(wanted);
+        }
         match fs::read(&path) {
             Ok(bytes) => {
-                let record = 32 + 4 * dimensions;
-                let header_ok = bytes.len() >= HEADER
-                    && &bytes[..MAGIC.len()] == MAGIC
-                    && bytes[MAGIC.len()..HEADER] == (dimensions as u32).to_le_bytes();
+                let in_file =
+                    (bytes.len() >= HEADER && &bytes[..MAGIC.len()] == MAGIC).then(|| {
+                        let mut size = [0u8; 4];
+                        size.copy_from_slice(&bytes[MAGIC.len()..HEADER]);
+                        u32::from_le_bytes(size) as usize
+                    });
+                let header_ok = match (in_file, wanted) {
+                    (Some(found), Some(wanted)) => found == wanted,
+                    (Some(found), None) => found > 0 && dimensions.set(found).is_ok(),
+                    (None, _) => false,
+                };
                 if header_ok {
+                    let record = 32 + 4 * dimensions.get().copied().unwrap_or_default();
                     for chunk in bytes[HEADER..].chunks_exact(record) {
                         let mut k = [0u8; 32];
                         k.copy_from_slice(&chunk[..32]);
@@ -93,11 +116,12 @@ impl EmbeddingCache {
         let mut bytes = Vec::new();
         let mut added = Vec::new();
         for (text, vector) in entries {
-            if vector.len() != self.dimensions {
+            let dimensions = *self.dimensions.get_or_init(|| vector.len());
+            if vector.len() != dimensions || dimensions == 0 {
                 return Err(Error::InvalidInput(format!(
-                    "a vector of {} dimensions for a cache of {}",
+                    "{}: a vector of {} dimensions for a cache of {dimensions}",
+                    self.path.display(),
                     vector.len(),
-                    self.dimensions
                 )));
             }
             let k = key(text);
@@ -120,6 +144,7 @@ impl EmbeddingCache {
     /// Appends whole records under the file's lock, after cutting a torn record off the end.
     fn append(&self, records: &[u8]) -> Result<()> {
         let path = &self.path;
+        let dimensions = self.dimensions.get().copied().unwrap_or_default();
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
         }
@@ -135,10 +160,10 @@ impl EmbeddingCache {
             if len < HEADER {
                 file.set_len(0)?;
                 let mut header = MAGIC.to_vec();
-                header.extend_from_slice(&(self.dimensions as u32).to_le_bytes());
+                header.extend_from_slice(&(dimensions as u32).to_le_bytes());
                 file.write_all(&header)?;
             } else {
-                let record = 32 + 4 * self.dimensions;
+                let record = 32 + 4 * dimensions;
                 let whole = HEADER + (len - HEADER) / record * record;
                 if whole != len {
                     file.set_len(whole as u64)?;
@@ -186,5 +211,14 @@ mod tests {
         let other = EmbeddingCache::open(path.clone(), 4).expect("other");
         assert!(other.is_empty());
         assert!(path.with_extension("old").is_file());
+
+        // A server's model: the size comes from the file, else from the first vector.
+        let any = EmbeddingCache::open_any_size(path.clone()).expect("any");
+        assert!(any.is_empty());
+        any.insert([("delta", &[0.5, 0.5][..])])
+            .expect("first fixes 2");
+        assert!(any.insert([("eps", &[1.0, 0.0, 0.0][..])]).is_err());
+        let again = EmbeddingCache::open_any_size(path.clone()).expect("any");
+        assert_eq!(again.get("delta"), Some(vec![0.5, 0.5]));
     }
 }

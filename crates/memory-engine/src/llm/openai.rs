@@ -74,6 +74,104 @@ impl Client for OpenAiClient {
     }
 }
 
+/// The model `[llm.openai]` embeds with when `[llm] embeddings = "openai"` names none.
+pub const DEFAULT_EMBEDDING_MODEL: &str = "text-embedding-3-small";
+/// Texts per `/embeddings` request: OpenAI takes up to 2,048 inputs, local servers fewer
+/// comfortably, and a smaller batch reports progress more often.
+pub const EMBEDDING_BATCH: usize = 64;
+
+/// An OpenAI-compatible embeddings endpoint (`POST {base}/embeddings`): OpenAI itself, Ollama,
+/// LM Studio, llama.cpp's `llama-server --embeddings`, vLLM.
+#[derive(Debug)]
+pub struct OpenAiEmbeddings {
+    endpoint: Endpoint,
+}
+
+impl OpenAiEmbeddings {
+    /// A client for `options` (`model` is the embedding model). The key is optional.
+    pub fn new(options: ClientOptions) -> Result<OpenAiEmbeddings> {
+        Ok(OpenAiEmbeddings {
+            endpoint: Endpoint::new(options, "embeddings")?,
+        })
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.endpoint.options
+    }
+
+    /// One vector per text, in order, as the server computed them (not normalised).
+    pub async fn embed(&self, texts: &[&str], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>> {
+        let options = &self.endpoint.options;
+        let body = json!({ "model": options.model, "input": texts });
+        let key = options.api_key.as_deref().filter(|k| !k.is_empty());
+        let authorize = |builder: reqwest::RequestBuilder| match key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        };
+        let vectors = self
+            .endpoint
+            .post(
+                "openai embeddings",
+                &body,
+                authorize,
+                parse_embeddings,
+                cancel,
+            )
+            .await?;
+        if vectors.len() != texts.len() {
+            return Err(crate::error::Error::Llm(format!(
+                "openai embeddings ({}): {} vectors for {} texts",
+                options.base_url,
+                vectors.len(),
+                texts.len()
+            )));
+        }
+        Ok(vectors)
+    }
+}
+
+/// The vectors of an `/embeddings` answer (`{"data": [{"index", "embedding": [f32…]}…]}`), in
+/// input order whatever order `data` lists them in.
+pub fn parse_embeddings(body: &[u8]) -> std::result::Result<Vec<Vec<f32>>, String> {
+    let answer = answer_json(body)?;
+    let data = answer
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            format!(
+                "no `data` list in the answer: {}",
+                clip(&answer.to_string(), 200)
+            )
+        })?;
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; data.len()];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |i| i as usize);
+        let embedding = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                format!("item {position} of `data` has no `embedding` list (a base64 answer?)")
+            })?;
+        let vector = embedding
+            .iter()
+            .map(|x| x.as_f64().map(|x| x as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(|| format!("item {position} of `data` holds a non-number"))?;
+        match vectors.get_mut(index) {
+            Some(slot @ None) => *slot = Some(vector),
+            _ => {
+                return Err(format!(
+                    "item {position} of `data` has a bad or repeated index {index}"
+                ))
+            }
+        }
+    }
+    Ok(vectors.into_iter().flatten().collect())
+}
+
 /// The JSON body of a chat-completions request.
 pub fn request_body(model: &str, request: &Request) -> Value {
     let mut messages = Vec::new();

@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::anthropic::{self, AnthropicClient};
 use super::openai::{self, OpenAiClient};
 use super::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
-use crate::config::{Config, LlmOverrides, DEFAULT_TIMEOUT};
+use crate::config::{Config, EmbeddingSource, LlmOverrides, DEFAULT_TIMEOUT};
+use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::Result;
 
@@ -54,6 +55,42 @@ impl Engine {
         let timeout = Duration::from_millis(settings.timeout_ms);
         let client = client_for(&settings, key, timeout, retry)?;
         Ok(ModelClient { settings, client })
+    }
+
+    /// Where sentence vectors come from under `config`: the local model, or `[llm.openai]`'s
+    /// `/embeddings` (`[llm] embeddings = "openai"`, base URL and key as the chat client's).
+    /// Nothing is loaded or sent yet. Reads the keyring for an OpenAI key: call from a blocking
+    /// context.
+    pub fn embedder_in(&self, config: &Config) -> Result<Arc<dyn Embedder>> {
+        match config.llm.embeddings.unwrap_or_default() {
+            EmbeddingSource::Local => Ok(Arc::clone(self.embeddings()) as Arc<dyn Embedder>),
+            EmbeddingSource::OpenAi => {
+                let chat = self.llm_settings(
+                    config,
+                    &LlmOverrides {
+                        provider: Some(ProviderKind::OpenAi),
+                        ..LlmOverrides::default()
+                    },
+                );
+                let model = config
+                    .llm
+                    .openai
+                    .embedding_model
+                    .clone()
+                    .unwrap_or_else(|| openai::DEFAULT_EMBEDDING_MODEL.to_owned());
+                let options = ClientOptions {
+                    base_url: chat.base_url,
+                    model,
+                    api_key: keys::api_key(self.env(), ProviderKind::OpenAi),
+                    timeout: Duration::from_millis(chat.timeout_ms),
+                    retry: RetryPolicy {
+                        max_retries: chat.max_retries,
+                        ..RetryPolicy::default()
+                    },
+                };
+                Ok(self.remote_embeddings(options)? as Arc<dyn Embedder>)
+            }
+        }
     }
 
     /// The effective settings for this run, `config.toml` read.

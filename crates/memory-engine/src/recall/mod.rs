@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, LlmOverrides};
 use crate::disk;
 use crate::disk::confined_path;
+use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};
@@ -324,17 +325,17 @@ pub fn selection_request(query: &str, manifest: &[String], limit: usize) -> Requ
 pub enum Selector {
     /// BM25F over each memory's words; no model, no network.
     Lexical,
-    /// The lexical ranking combined with the local embedding model's similarity
-    /// ([`Engine::local_model`]); no network.
-    Local,
+    /// The lexical ranking combined with sentence-vector similarity: the local model's (no
+    /// network) or an OpenAI-compatible server's ([`Engine::embedder_in`]).
+    Semantic(Arc<dyn Embedder>),
     /// A model picks from the manifest (one side call).
     Model(Arc<dyn Client>),
 }
 
 impl Engine {
     /// The selector the configured provider (or `overrides`) asks for: `offline` → lexical,
-    /// `local` → the local model, `anthropic` / `openai` → that model. Blocking (reads the
-    /// config, and the keyring for a key).
+    /// `local` → sentence vectors (`[llm] embeddings`), `anthropic` / `openai` → that model.
+    /// Blocking (reads the config, and the keyring for a key).
     pub fn recall_selector(&self, overrides: &LlmOverrides) -> Result<Selector> {
         self.recall_selector_in(&self.load_config()?, overrides)
     }
@@ -347,7 +348,7 @@ impl Engine {
     ) -> Result<Selector> {
         let model = self.llm_client_in(config, overrides)?;
         Ok(match (model.settings.provider, model.client) {
-            (ProviderKind::Local, _) => Selector::Local,
+            (ProviderKind::Local, _) => Selector::Semantic(self.embedder_in(config)?),
             (_, Some(client)) => Selector::Model(client),
             (_, None) => Selector::Lexical,
         })
@@ -374,7 +375,7 @@ impl Engine {
     ) -> Result<RecallReport> {
         let client = match selector {
             Selector::Model(client) => Some(Arc::clone(client)),
-            Selector::Lexical | Selector::Local => None,
+            Selector::Lexical | Selector::Semantic(_) => None,
         };
         let started = Instant::now();
         let limit = if request.limit == 0 {
@@ -386,7 +387,7 @@ impl Engine {
             query: request.query.clone(),
             memory_dir: memory_dir.to_path_buf(),
             provider: match (selector, &client) {
-                (Selector::Local, _) => ProviderKind::Local,
+                (Selector::Semantic(_), _) => ProviderKind::Local,
                 (_, Some(client)) => client.provider(),
                 (_, None) => ProviderKind::Offline,
             },
@@ -449,15 +450,16 @@ impl Engine {
         let selected = match &client {
             None => {
                 let mut ranked = lexical::rank(&corpus, &request.query, &offered);
-                if matches!(selector, Selector::Local) {
-                    let engine = self.clone();
+                if let Selector::Semantic(embedder) = selector {
+                    let embedder = Arc::clone(embedder);
                     let query = request.query.clone();
                     let corpus = Arc::clone(&corpus);
                     let offered = offered.clone();
                     let lexical = ranked;
                     // Without the model, recall still works: lexically, and says so.
                     let (outcome, lexical) = blocking(move || {
-                        let outcome = semantic::rank(&engine, &corpus, &query, &lexical, &offered);
+                        let outcome =
+                            semantic::rank(&*embedder, &corpus, &query, &lexical, &offered);
                         Ok((outcome, lexical))
                     })
                     .await?;

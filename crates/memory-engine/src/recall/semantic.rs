@@ -1,4 +1,4 @@
-//! The local selector: the lexical ranking and the local model's similarity, combined. Each
+//! The semantic selector: the lexical ranking and sentence-vector similarity, combined. Each
 //! memory is embedded as its name and description ([`crate::corpus::embedding_text`]), cached per
 //! text and kept with the corpus; the prompt is embedded once per recall (cached too).
 //!
@@ -9,8 +9,7 @@
 
 use super::lexical::Ranked;
 use crate::corpus::Corpus;
-use crate::embed::cosine;
-use crate::engine::Engine;
+use crate::embed::{cosine, Embedder};
 use crate::error::Result;
 
 /// Similarity at which the model alone makes a memory relevant. all-MiniLM-L6-v2 puts
@@ -22,15 +21,14 @@ const LEXICAL_SHARE: f64 = 0.3;
 /// Every offered file of `corpus` ranked by similarity and lexical score combined, best first.
 /// Blocking; an error when the local model cannot be used.
 pub(super) fn rank(
-    engine: &Engine,
+    embedder: &dyn Embedder,
     corpus: &Corpus,
     query: &str,
     lexical: &[Ranked],
     offered: &[bool],
 ) -> Result<Vec<Ranked>> {
-    let embeddings = engine.embeddings();
-    let memory_vectors = corpus.vectors(embeddings)?;
-    let query_vector = embeddings
+    let memory_vectors = corpus.vectors(embedder)?;
+    let query_vector = embedder
         .embed(&[query])?
         .pop()
         .expect("one vector per text");
