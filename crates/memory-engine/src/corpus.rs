@@ -118,12 +118,23 @@ impl Corpus {
 /// is, which the model compares best (adding the body measured worse on the labeled set) — or,
 /// without a description, the start of its body.
 pub fn embedding_text(header: &MemoryHeader, body: &str) -> String {
-    let name = header.name.as_deref().unwrap_or(&header.file);
-    match header
-        .description
-        .as_deref()
-        .filter(|d| !d.trim().is_empty())
-    {
+    embedding_text_of(
+        header.name.as_deref(),
+        &header.file,
+        header.description.as_deref(),
+        body,
+    )
+}
+
+/// [`embedding_text`] from a memory's parts (`file` names it when it has no name).
+pub fn embedding_text_of(
+    name: Option<&str>,
+    file: &str,
+    description: Option<&str>,
+    body: &str,
+) -> String {
+    let name = name.unwrap_or(file);
+    match description.filter(|d| !d.trim().is_empty()) {
         Some(description) => format!("{name}: {description}"),
         None => format!("{name}: {}", cut(body, EMBED_BODY_CHARS)),
     }

@@ -28,8 +28,9 @@ struct Inner {
     warm: crate::corpus::WarmCorpora,
     /// The local embedding model and its cache, made on first use.
     embeddings: std::sync::OnceLock<Arc<crate::embed::Embeddings>>,
-    /// The last server embedding source built from `config.toml`, kept for its cache.
-    remote_embeddings: std::sync::Mutex<Option<Arc<crate::embed::RemoteEmbeddings>>>,
+    /// The last server embedding source built from `config.toml` (under a key naming its
+    /// settings), kept for its cache.
+    remote_embedder: std::sync::Mutex<Option<(String, Arc<dyn crate::embed::Embedder>)>>,
 }
 
 impl Engine {
@@ -110,30 +111,23 @@ impl Engine {
         })
     }
 
-    /// The server embedding source `options` describe: the one kept when it is the same.
-    pub(crate) fn remote_embeddings(
+    /// The server embedding source kept under `key`, else the one `make` builds (then kept).
+    pub(crate) fn remote_embedder(
         &self,
-        options: crate::llm::ClientOptions,
-    ) -> crate::error::Result<Arc<crate::embed::RemoteEmbeddings>> {
-        use crate::embed::Embedder;
+        key: &str,
+        make: impl FnOnce() -> crate::error::Result<Arc<dyn crate::embed::Embedder>>,
+    ) -> crate::error::Result<Arc<dyn crate::embed::Embedder>> {
         let mut kept = self
             .inner
-            .remote_embeddings
+            .remote_embedder
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let id = format!("openai:{}@{}", options.model, options.base_url);
-        if let Some(remote) = kept
-            .as_ref()
-            .filter(|r| r.id() == id && r.api_key() == options.api_key.as_deref())
-        {
-            return Ok(Arc::clone(remote));
+        if let Some((_, embedder)) = kept.as_ref().filter(|(k, _)| k == key) {
+            return Ok(Arc::clone(embedder));
         }
-        let remote = Arc::new(crate::embed::RemoteEmbeddings::new(
-            options,
-            &self.engram_home(),
-        )?);
-        *kept = Some(Arc::clone(&remote));
-        Ok(remote)
+        let embedder = make()?;
+        *kept = Some((key.to_owned(), Arc::clone(&embedder)));
+        Ok(embedder)
     }
 
     pub fn engram_home(&self) -> PathBuf {
@@ -207,7 +201,7 @@ impl EngineBuilder {
                 own_writes: crate::disk::EchoRegistry::default(),
                 jobs: crate::job::Jobs::default(),
                 embeddings: std::sync::OnceLock::new(),
-                remote_embeddings: std::sync::Mutex::new(None),
+                remote_embedder: std::sync::Mutex::new(None),
                 warm: crate::corpus::WarmCorpora::default(),
             }),
         }

@@ -499,3 +499,94 @@ fn a_dream_killed_with_sigkill_leaves_the_memory_untouched_and_its_lock_is_recov
     assert!(!lock.exists(), "no lock before the crashed run, none after");
     assert_eq!(s.json(&["changes", "list"]), json!([]));
 }
+
+/// Provider `local`: the offline dream also finds memories of one type that say the same thing
+/// in other words (the real all-MiniLM-L6-v2's vectors of name + description), merges them with
+/// every fact kept, and says which and how alike; offline, the same dir has nothing to merge.
+#[test]
+fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
+    let Some(models) = memory_engine::testing::fixtures::test_models_dir() else {
+        eprintln!("skipped: no local model (set ENGRAM_TEST_MODELS; make test does)");
+        return;
+    };
+    let dream = |provider: &str| {
+        let s = Sandbox::in_project(&format!("alike-{provider}")).with_engram_home();
+        let dir = s.memory_dir();
+        fs::create_dir_all(&dir).expect("memory dir");
+        fs::write(
+            dir.join("MEMORY.md"),
+            "- [Real database](feedback_real_db.md) \u{2014} no mocks\n- [No DB mocks](feedback_no_db_mocks.md) \u{2014} no mocks\n- [Tabs](feedback_tabs.md) \u{2014} tabs\n",
+        )
+        .expect("index");
+        fs::write(
+            dir.join("feedback_real_db.md"),
+            "---\nname: Real database\ndescription: Integration tests must hit a real database, not mocks\ntype: feedback\n---\n\nIntegration tests must hit a real database, not mocks.\n\n**Why:** a mocked migration passed CI and broke production.\n",
+        )
+        .expect("one");
+        fs::write(
+            dir.join("feedback_no_db_mocks.md"),
+            "---\nname: No DB mocks\ndescription: Don't mock the DB in integration tests\ntype: feedback\n---\n\nDon't mock the DB in integration tests; use the docker-compose Postgres.\n",
+        )
+        .expect("two");
+        fs::write(
+            dir.join("feedback_tabs.md"),
+            "---\nname: Tabs\ndescription: Indent with tabs, not spaces\ntype: feedback\n---\n\nIndent with tabs.\n",
+        )
+        .expect("three");
+        let out = s
+            .command(&[
+                "dream",
+                "run",
+                "--force",
+                "--stage",
+                "--json",
+                "--provider",
+                provider,
+            ])
+            .env("ENGRAM_MODELS_DIR", &models)
+            .output()
+            .expect("dream");
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        let outcome: Value = serde_json::from_str(&stdout(&out)).expect("json");
+        let set = match outcome["changeSet"].as_str() {
+            Some(id) => s.json(&["changes", "show", id]),
+            None => Value::Null,
+        };
+        (outcome, set)
+    };
+
+    let (local, set) = dream("local");
+    let summary = local["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains("alike in meaning") && summary.contains("feedback_no_db_mocks.md"),
+        "{summary}"
+    );
+    let files = set["files"].as_array().expect("files");
+    let change = |file: &str| files.iter().find(|f| f["file"] == file);
+    let deleted = ["feedback_no_db_mocks.md", "feedback_real_db.md"]
+        .into_iter()
+        .filter(|f| change(f).is_some_and(|c| c["after"].is_null()))
+        .count();
+    assert_eq!(deleted, 1, "one of the two goes: {files:?}");
+    let merged: String = files.iter().filter_map(|f| f["after"].as_str()).collect();
+    assert!(
+        merged.contains("docker-compose Postgres"),
+        "its fact is kept"
+    );
+    assert!(merged.contains("a mocked migration"), "and the other's");
+    assert!(
+        change("feedback_tabs.md").is_none(),
+        "unrelated memory untouched"
+    );
+
+    let (offline, set) = dream("offline");
+    let summary = offline["summary"].as_str().expect("summary");
+    assert!(!summary.contains("alike in meaning"), "{summary}");
+    assert!(
+        set.is_null()
+            || set["files"]
+                .as_array()
+                .is_some_and(|f| f.iter().all(|c| c["file"] == "MEMORY.md")),
+        "{set}"
+    );
+}

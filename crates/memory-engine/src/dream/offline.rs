@@ -8,7 +8,9 @@
 //! 1. **Exact duplicates** — topic files whose bodies are equal once whitespace is normalised
 //!    (frontmatter aside): the newest (mtime) stays, the others are deleted and their index lines
 //!    point at the survivor (or go, when it already has one).
-//! 2. **Near-duplicates** — lint's `duplicate-memory` detection (`lint/duplicates.rs`), clustered:
+//! 2. **Near-duplicates** — lint's `duplicate-memory` detection (`lint/duplicates.rs`) and, when
+//!    the dream has sentence vectors (provider `local`), memories of the same type whose name and
+//!    description mean the same ([`SEMANTIC_DUPLICATE_SIMILARITY`]) though worded apart; clustered:
 //!    the newest file of a cluster stays with its frontmatter and body first, every paragraph or
 //!    list item of the others that it does not already hold is appended (unique facts are kept),
 //!    and the others are deleted and unindexed as in step 1.
@@ -45,6 +47,7 @@ use regex::{Captures, Regex};
 use serde::Serialize;
 
 use crate::changeset::ChangeSet;
+use crate::embed::{cosine, Embedder};
 use crate::error::Result;
 use crate::fix::file_stem;
 use crate::frontmatter;
@@ -57,6 +60,16 @@ use crate::memdir::{governing_index, MemoryDir};
 use crate::memory_type::MemoryType;
 use crate::scan::{self, SCAN_LINE_LIMIT};
 use crate::secrets::{by_line, scan_secrets};
+
+/// Similarity (sentence vectors of name + description) from which two memories of one type are
+/// near-duplicates. all-MiniLM-L6-v2 puts restatements of one rule at 0.82–0.89 ("Don't mock the
+/// database in integration tests" / "Integration tests must hit a real database, not mocks":
+/// 0.89) and related but distinct memories of one project under 0.6. A merge keeps every fact of
+/// both files, and the change waits for review like every other, so two rules that differ in
+/// one word (0.94) end up side by side in one file, where a person sees them.
+pub const SEMANTIC_DUPLICATE_SIMILARITY: f32 = 0.8;
+/// The newest topic files of one type compared by meaning, pairwise (n² dot products).
+const SEMANTIC_MAX_FILES: usize = 2000;
 
 /// The rule of a flag for a file the dream could not read (not UTF-8, no permission): it is left
 /// out of every step.
@@ -90,7 +103,19 @@ impl OfflineDream {
 /// mtimes are read in to date their relative words: `&chrono::Local` for the person's own
 /// dates; tests pass `&chrono::Utc`.
 pub fn plan_offline_dream<Tz: TimeZone>(dir: &MemoryDir, zone: &Tz) -> Result<OfflineDream> {
+    plan_offline_dream_with(dir, zone, None)
+}
+
+/// [`plan_offline_dream`], finding near-duplicates by meaning too with `embedder`'s vectors.
+/// Blocking (the embedder may compute or ask a server); an embedder that fails leaves the
+/// lexical detection alone, and the summary says so.
+pub fn plan_offline_dream_with<Tz: TimeZone>(
+    dir: &MemoryDir,
+    zone: &Tz,
+    embedder: Option<&dyn Embedder>,
+) -> Result<OfflineDream> {
     let mut planner = Planner::new(dir.root(), zone, dir.engine().clock().now())?;
+    planner.embedder = embedder;
     planner.remove_exact_duplicates()?;
     planner.merge_near_duplicates()?;
     planner.make_dates_absolute()?;
@@ -113,6 +138,8 @@ struct TopicFile {
 
 struct Planner<'a, Tz: TimeZone> {
     root: &'a Path,
+    /// Sentence vectors for near-duplicates by meaning, when the dream has them.
+    embedder: Option<&'a dyn Embedder>,
     zone: &'a Tz,
     now: SystemTime,
     set: ChangeSet,
@@ -132,6 +159,7 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
     fn new(root: &'a Path, zone: &'a Tz, now: SystemTime) -> Result<Self> {
         let mut planner = Planner {
             root,
+            embedder: None,
             zone,
             now,
             set: ChangeSet::new(root),
@@ -249,16 +277,79 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
                 ids.push(i);
             }
             let names: Vec<&str> = ids.iter().map(|&i| self.files[i].rel.as_str()).collect();
-            let pairs: Vec<(usize, usize)> = duplicates::find_duplicates(&candidates)
+            let mut pairs: Vec<(usize, usize)> = duplicates::find_duplicates(&candidates)
                 .iter()
                 .filter_map(|f| duplicate_pair(f, &names))
                 .collect();
+            if let Some(embedder) = self.embedder {
+                pairs.extend(self.same_meaning(embedder, &ids, &pairs)?);
+            }
             for cluster in clusters(ids.len(), &pairs) {
                 let members: Vec<usize> = cluster.into_iter().map(|k| ids[k]).collect();
                 self.merge_cluster(&members, &mut edits)?;
             }
         }
         edits.stage(&mut self.set)
+    }
+
+    /// Pairs (indices into `ids`) of topic files of one type whose name and description are at
+    /// least [`SEMANTIC_DUPLICATE_SIMILARITY`] alike, beyond the `known` pairs; each noted with
+    /// its similarity. The newest [`SEMANTIC_MAX_FILES`] of each type are compared, pairwise.
+    fn same_meaning(
+        &mut self,
+        embedder: &dyn Embedder,
+        ids: &[usize],
+        known: &[(usize, usize)],
+    ) -> Result<Vec<(usize, usize)>> {
+        let mut texts = Vec::with_capacity(ids.len());
+        for &i in ids {
+            let text = self.set.read(&self.files[i].rel)?.unwrap_or_default();
+            let doc = frontmatter::parse_document_within(&text, Some(SCAN_LINE_LIMIT));
+            texts.push(crate::corpus::embedding_text_of(
+                doc.frontmatter.name.as_deref(),
+                &self.files[i].rel,
+                doc.frontmatter.description.as_deref(),
+                &doc.body,
+            ));
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = match embedder.embed(&refs) {
+            Ok(vectors) => vectors,
+            Err(e) => {
+                self.notes
+                    .push(format!("near-duplicates by meaning not searched: {e}"));
+                return Ok(Vec::new());
+            }
+        };
+        let mut by_type: BTreeMap<Option<MemoryType>, Vec<usize>> = BTreeMap::new();
+        for (k, &i) in ids.iter().enumerate() {
+            by_type
+                .entry(self.files[i].memory_type)
+                .or_default()
+                .push(k);
+        }
+        let mut found = Vec::new();
+        for mut members in by_type.into_values() {
+            members.sort_by_key(|&k| std::cmp::Reverse(self.files[ids[k]].mtime));
+            members.truncate(SEMANTIC_MAX_FILES);
+            members.sort_unstable();
+            for (n, &a) in members.iter().enumerate() {
+                for &b in &members[n + 1..] {
+                    let similarity = cosine(&vectors[a], &vectors[b]);
+                    if similarity >= SEMANTIC_DUPLICATE_SIMILARITY
+                        && !known.contains(&(a, b))
+                        && !known.contains(&(b, a))
+                    {
+                        self.notes.push(format!(
+                            "alike in meaning: {} and {} (similarity {similarity:.2})",
+                            self.files[ids[a]].rel, self.files[ids[b]].rel
+                        ));
+                        found.push((a, b));
+                    }
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// Merges one cluster of near-duplicates into its newest file.

@@ -24,10 +24,11 @@ use crate::agent_loop::{
 use crate::changeset::ChangeSet;
 use crate::config::{DreamPolicy, LlmOverrides};
 use crate::disk;
+use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::job::CancellationToken;
-use crate::llm::{Client, Usage};
+use crate::llm::{Client, ProviderKind, Usage};
 use crate::staging::ChangeSource;
 use crate::staleness::iso_time;
 
@@ -86,6 +87,7 @@ impl Engine {
             mut task,
             held,
             client,
+            embedder,
             token_budget,
             policy,
             sessions,
@@ -128,7 +130,10 @@ impl Engine {
                 )
                 .await
             }
-            None => self.offline_run(target, &mut task, &mut on_event).await,
+            None => {
+                self.offline_run(target, embedder, &mut task, &mut on_event)
+                    .await
+            }
         };
         task.elapsed_ms = elapsed_ms(&started);
         let outcome = match result {
@@ -230,6 +235,10 @@ impl Engine {
         Ok(Ready::Go(Box::new(Prepared {
             task,
             held,
+            embedder: match provider {
+                ProviderKind::Local => Some(self.embedder_in(&config)?),
+                _ => None,
+            },
             client: model.client,
             token_budget: settings.token_budget,
             policy: options.policy.unwrap_or(settings.policy),
@@ -345,15 +354,17 @@ impl Engine {
     async fn offline_run(
         &self,
         target: &DreamTarget,
+        embedder: Option<std::sync::Arc<dyn Embedder>>,
         task: &mut DreamTask,
         on_event: &mut (impl FnMut(DreamEvent) + Send),
     ) -> Result<ChangeSet> {
         let dir = self.memory_dir(&target.memory_dir);
         // Reads every file of the dir: off the async threads.
-        let planned =
-            tokio::task::spawn_blocking(move || offline::plan_offline_dream(&dir, &chrono::Local))
-                .await
-                .map_err(|e| Error::InvalidInput(format!("dream worker failed: {e}")))??;
+        let planned = tokio::task::spawn_blocking(move || {
+            offline::plan_offline_dream_with(&dir, &chrono::Local, embedder.as_deref())
+        })
+        .await
+        .map_err(|e| Error::InvalidInput(format!("dream worker failed: {e}")))??;
         for change in &planned.changes.changes {
             task.touch(&change.file);
             on_event(DreamEvent {
@@ -530,6 +541,8 @@ struct Prepared {
     task: DreamTask,
     held: lock::ConsolidationLock,
     client: Option<std::sync::Arc<dyn Client>>,
+    /// Sentence vectors for the offline dream's near-duplicates (provider `local`).
+    embedder: Option<std::sync::Arc<dyn Embedder>>,
     token_budget: u64,
     policy: DreamPolicy,
     sessions: Vec<String>,

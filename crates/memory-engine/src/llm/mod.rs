@@ -16,6 +16,7 @@
 //! and from its wire format.
 
 pub mod anthropic;
+pub mod embeddings;
 mod endpoint;
 pub mod keys;
 #[cfg(test)]

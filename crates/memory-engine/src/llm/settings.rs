@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::anthropic::{self, AnthropicClient};
+use super::embeddings::RemoteEmbeddings;
 use super::openai::{self, OpenAiClient};
 use super::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
 use crate::config::{Config, EmbeddingSource, LlmOverrides, DEFAULT_TIMEOUT};
@@ -88,7 +89,12 @@ impl Engine {
                         ..RetryPolicy::default()
                     },
                 };
-                Ok(self.remote_embeddings(options)? as Arc<dyn Embedder>)
+                // Kept per settings and key, so its cache is read once per process.
+                let key = format!("{:?}|{:?}", options, options.api_key.as_deref().map(digest));
+                let home = self.engram_home();
+                self.remote_embedder(&key, || {
+                    Ok(Arc::new(RemoteEmbeddings::new(options, &home)?) as Arc<dyn Embedder>)
+                })
             }
         }
     }
@@ -153,6 +159,15 @@ impl Engine {
             max_retries,
         }
     }
+}
+
+/// A short fingerprint of a key (never the key itself) to tell two keys apart.
+fn digest(key: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(key.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A client for `settings` with this key, per-attempt timeout and retry policy; `None` for

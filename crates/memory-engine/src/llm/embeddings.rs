@@ -13,10 +13,10 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::{normalize, through_cache, Embedder, EmbeddingCache};
+use super::openai::{OpenAiEmbeddings, EMBEDDING_BATCH};
+use super::ClientOptions;
+use crate::embed::{normalize, through_cache, Embedder, EmbeddingCache};
 use crate::error::{Error, Result};
-use crate::llm::openai::{OpenAiEmbeddings, EMBEDDING_BATCH};
-use crate::llm::ClientOptions;
 
 #[derive(Debug)]
 pub struct RemoteEmbeddings {
@@ -58,11 +58,6 @@ impl RemoteEmbeddings {
             runtime: Some(runtime),
             cache,
         })
-    }
-
-    /// The key sent, if any.
-    pub fn api_key(&self) -> Option<&str> {
-        self.client.options().api_key.as_deref()
     }
 
     /// Asks the server for `texts`' vectors, [`EMBEDDING_BATCH`] at a time, normalised.
