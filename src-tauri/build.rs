@@ -8,6 +8,8 @@ const COMMANDS: &[&str] = &[
     "app_info",
     "local_model_status",
     "fetch_local_model",
+    "embed_all_memories",
+    "stop_model_work",
     "ui_ready",
     "list_projects",
     "search_memories",

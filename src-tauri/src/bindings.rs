@@ -22,6 +22,8 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     crate::commands::home::AppInfo::export_all_to(dir)?;
     crate::commands::settings::LocalModelStatus::export_all_to(dir)?;
     crate::commands::settings::ModelFetchProgress::export_all_to(dir)?;
+    engine::EmbedAllProgress::export_all_to(dir)?;
+    engine::EmbedAllReport::export_all_to(dir)?;
     crate::commands::memory::ProjectSnapshot::export_all_to(dir)?;
     crate::commands::memory::MemoryDocument::export_all_to(dir)?;
     crate::events::MemoryDirChanged::export_all_to(dir)?;

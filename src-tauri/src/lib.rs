@@ -37,6 +37,8 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::home::app_info,
         commands::settings::local_model_status,
         commands::settings::fetch_local_model,
+        commands::settings::embed_all_memories,
+        commands::settings::stop_model_work,
         commands::home::ui_ready,
         commands::projects::list_projects,
         commands::projects::search_memories,

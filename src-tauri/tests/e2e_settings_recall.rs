@@ -92,10 +92,44 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         )
         .await;
         wait_until_text(&client, "[data-testid='local-model']", "is installed in").await;
-        screenshot(&client, "settings-local.png").await;
         assert!(engram_home
             .join("models/all-MiniLM-L6-v2/model.safetensors")
             .is_file());
+        // Fetched, the model embeds every memory of every project once, with progress.
+        wait_until_text(&client, "[data-testid='embed-all']", "already cached").await;
+        screenshot(&client, "settings-local.png").await;
+        let status = "[data-testid='embed-all'] [role='status']";
+        let report = wait_for(&client, status)
+            .await
+            .text()
+            .await
+            .expect("report");
+        assert!(!report.starts_with("0 embedded"), "computed now: {report}");
+        let cache = engram_home.join("embeddings/all-MiniLM-L6-v2.bin");
+        assert!(
+            std::fs::metadata(&cache).expect("the vector cache").len() > 13 + 1568,
+            "vectors cached"
+        );
+        // Again: everything is cached, nothing is computed.
+        click_text(
+            &client,
+            "[data-testid='embed-all'] button",
+            "Embed all memories",
+        )
+        .await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let again = wait_for(&client, status)
+                .await
+                .text()
+                .await
+                .unwrap_or_default();
+            if again.starts_with("0 embedded") {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "still: {again}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 
     // Switch to an OpenAI-compatible server on loopback and test it before saving.

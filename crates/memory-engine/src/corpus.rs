@@ -161,6 +161,99 @@ fn read_body(root: &Path, file: &str) -> String {
     cut(&body, BODY_BYTES).to_owned()
 }
 
+/// Texts embedded per step of [`embed_dir`]: progress every step, cancellation between steps.
+const EMBED_STEP: usize = 64;
+
+/// How far [`embed_dir`] is.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedProgress {
+    /// Memories embedded (or found cached) so far.
+    pub done: usize,
+    pub total: usize,
+}
+
+/// What [`embed_dir`] did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedReport {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub memory_dir: PathBuf,
+    /// The vectors' source ([`Embedder::id`]).
+    pub source: String,
+    /// Memory files in the dir.
+    pub files: usize,
+    /// Vectors computed now.
+    pub embedded: usize,
+    /// Vectors that were cached already.
+    pub cached: usize,
+    /// Stopped by the caller before the end.
+    pub cancelled: bool,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub elapsed_ms: u64,
+}
+
+/// Embeds every memory of `root` — not only the newest 200 recall reads — so that recall,
+/// dreams and extraction find each one's vector cached: a dir of 10,000 memories is embedded
+/// once (newest first, [`EMBED_STEP`] at a time, `progress` after each step), then only what
+/// changes. Blocking (CPU work or a server's round trips); `cancel` stops it between steps, with
+/// what was done kept.
+pub fn embed_dir(
+    root: &Path,
+    embedder: &dyn Embedder,
+    cancel: &tokio_util::sync::CancellationToken,
+    progress: &dyn Fn(EmbedProgress),
+) -> Result<EmbedReport> {
+    let started = Instant::now();
+    let headers = scan::scan_dir(root, None, SystemTime::now())?;
+    let total = headers.len();
+    let mut report = EmbedReport {
+        memory_dir: root.to_path_buf(),
+        source: embedder.id().to_owned(),
+        files: total,
+        embedded: 0,
+        cached: 0,
+        cancelled: false,
+        elapsed_ms: 0,
+    };
+    progress(EmbedProgress { done: 0, total });
+    for step in headers.chunks(EMBED_STEP) {
+        if cancel.is_cancelled() {
+            report.cancelled = true;
+            break;
+        }
+        let texts: Vec<String> = step
+            .iter()
+            .map(|h| {
+                // The body is read only when the text needs it (no description).
+                let body = if h
+                    .description
+                    .as_deref()
+                    .is_some_and(|d| !d.trim().is_empty())
+                {
+                    String::new()
+                } else {
+                    read_body(root, &h.file)
+                };
+                embedding_text(h, &body)
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let cached = refs.iter().filter(|t| embedder.is_cached(t)).count();
+        embedder.embed(&refs)?;
+        report.cached += cached;
+        report.embedded += refs.len() - cached;
+        progress(EmbedProgress {
+            done: report.cached + report.embedded,
+            total,
+        });
+    }
+    report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(report)
+}
+
 /// A warm dir: its corpus (when loaded and unchanged since) and the watcher that says when not.
 struct Warm {
     corpus: Option<Arc<Corpus>>,

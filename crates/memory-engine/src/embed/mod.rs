@@ -42,6 +42,9 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     /// One unit vector per text, in order, from the cache where it has them. Blocking: CPU work
     /// or a network round trip; call it off the async threads.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+
+    /// Whether `text`'s vector is cached (embedding it costs nothing).
+    fn is_cached(&self, text: &str) -> bool;
 }
 
 /// Scales `vector` to length 1 (a server's model may not), so a dot product is the cosine.
@@ -162,6 +165,10 @@ impl Embedder for Embeddings {
         through_cache(&*self.cache()?, texts, |missing| {
             self.local_model()?.embed(missing)
         })
+    }
+
+    fn is_cached(&self, text: &str) -> bool {
+        self.cache().is_ok_and(|cache| cache.contains(text))
     }
 }
 

@@ -89,4 +89,8 @@ impl Embedder for RemoteEmbeddings {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         through_cache(&self.cache, texts, |missing| self.request(missing))
     }
+
+    fn is_cached(&self, text: &str) -> bool {
+        self.cache.contains(text)
+    }
 }
