@@ -30,7 +30,7 @@ packages=(
   build-essential pkg-config libssl-dev
   libwebkit2gtk-4.1-dev libjavascriptcoregtk-4.1-dev libsoup-3.0-dev
   libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
-  # The keyring crate's Secret Service backend links libdbus.
+  # Tauri's window layer (tao) links libdbus (the `engram` CLI does not).
   libdbus-1-dev
 )
 with_tests=false
@@ -47,6 +47,8 @@ if $with_tests; then
   packages+=(xvfb xauth dbus dbus-x11 webkit2gtk-driver)
   # Fetching and unpacking the local model.
   packages+=(curl unzip)
+  # A real Secret Service (on a private bus) for the API-key keyring test.
+  packages+=(gnome-keyring)
 fi
 
 step() { printf '\033[1m==> %s\033[0m\n' "$*"; }

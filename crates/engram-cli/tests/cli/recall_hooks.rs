@@ -818,3 +818,19 @@ fn a_settings_file_with_a_bom_round_trips_and_one_with_comments_is_never_clobber
         "not clobbered"
     );
 }
+
+/// The prompt hook runs as this binary once per prompt: it loads no D-Bus library at start (the
+/// keyring's Secret Service is reached through zbus, in Rust, and only for a remote provider's
+/// key), so its ELF dynamic section names no libdbus.
+#[test]
+fn the_engram_binary_the_hook_runs_as_links_no_dbus_library() {
+    let binary = fs::read(engram_binary()).expect("the engram binary");
+    assert_eq!(&binary[..4], b"\x7fELF", "an ELF binary");
+    for library in [&b"libdbus-1.so"[..], b"libsecret-1.so"] {
+        assert!(
+            !binary.windows(library.len()).any(|w| w == library),
+            "links {}",
+            String::from_utf8_lossy(library)
+        );
+    }
+}
