@@ -30,6 +30,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let fx = TempMemoryDir::new("recall-quality");
     let measured = recall_set::measure(&fx.engine, Path::new(RECALL_SET), &Selector::Lexical).await;
     let text = report("lexical", &measured);
+    println!("{text}");
     assert!(measured.overall.prompts >= 60, "{text}");
     assert!(measured.overall.recall_at_5 >= 0.6, "{text}");
     assert!(measured.overall.none >= 6, "{text}");
@@ -38,6 +39,8 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
         "{text}"
     );
     assert!(measured.by_kind["keyword"].recall_at_5 >= 0.9, "{text}");
+    // A pasted log does not drown the question around it.
+    assert!(measured.by_kind["long"].recall_at_5 >= 0.66, "{text}");
 }
 
 /// An engine whose models dir is the real model's (`None`: not installed here, skip).
@@ -93,6 +96,7 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let local = Selector::Semantic(engine.embeddings().clone());
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
+    println!("{text}");
     assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
     assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
     assert!(

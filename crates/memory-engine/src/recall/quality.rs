@@ -1,8 +1,9 @@
 //! The labeled recall set (`bench/recall-set/`): three memory dirs written like real projects'
-//! (a web shop, a data pipeline, a Rust CLI), and 71 natural prompts, each labeled with the
+//! (a web shop, a data pipeline, a Rust CLI), and 75 natural prompts, each labeled with the
 //! memories relevant to it and its kind — `keyword` (shares a word with the memory),
-//! `paraphrase` (says the same thing in other words), `inference` (needs a small step) or `none`
-//! (nothing in the dir is relevant, so nothing should be injected).
+//! `paraphrase` (says the same thing in other words), `inference` (needs a small step), `long`
+//! (a question around a pasted log or stack trace) or `none` (nothing in the dir is relevant, so
+//! nothing should be injected; one of them around a pasted traceback).
 //!
 //! [`measure`] runs recall on every prompt and scores it: recall@5 (the share of a prompt's
 //! relevant memories among its results, averaged over prompts with any), MRR (one over the rank
