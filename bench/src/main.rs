@@ -109,6 +109,7 @@ fn run() -> Result<(), String> {
         }
         recall::recall_quality(&engine, &selectors)?;
         recall::recall_latency(&options.corpus)?;
+        recall::embedding_throughput(&options.corpus)?;
         if options.only.is_some() {
             return Ok(());
         }

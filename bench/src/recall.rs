@@ -210,3 +210,86 @@ pub fn recall_latency(corpus: &Path) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// The local model over a whole dir of 10,000 memories: the one-time embedding (`engram models
+/// embed`, the app's Embed all memories) and the run after it, which finds every vector cached;
+/// then local recall's p50 on that dir with the corpus warm.
+pub fn embedding_throughput(corpus: &Path) -> Result<(), String> {
+    use std::time::{Duration, Instant};
+
+    use memory_engine::corpus::embed_dir;
+    use memory_engine::llm::CancellationToken;
+    use memory_engine::recall::RecallRequest;
+
+    const SIZE: usize = 10_000;
+    const ROUNDS: usize = 25;
+    let memory = corpus.join("recall-latency-home/.claude/projects/-home-u-app/memory");
+    crate::generate_corpus(&memory, SIZE).map_err(|e| format!("{}: {e}", memory.display()))?;
+    let home = corpus.join("embed-home");
+    let _ = std::fs::remove_dir_all(&home);
+    let engine = Engine::builder(memory_engine::Environment::from_process())
+        .engram_home(&home)
+        .build();
+    if let Err(e) = engine.embeddings().local_model() {
+        println!("embedding not measured: {e}");
+        return Ok(());
+    }
+    let embedder = engine.embeddings().clone();
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let first =
+        embed_dir(&memory, embedder.as_ref(), &cancel, &|_| {}).map_err(|e| e.to_string())?;
+    let first_time = started.elapsed();
+    let started = Instant::now();
+    let again =
+        embed_dir(&memory, embedder.as_ref(), &cancel, &|_| {}).map_err(|e| e.to_string())?;
+    let again_time = started.elapsed();
+
+    engine
+        .warm_corpora()
+        .keep(&memory.canonicalize().map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let selector = Selector::Semantic(embedder);
+    let request = RecallRequest {
+        query: "deploy the cache when the parser touches the index".into(),
+        ..RecallRequest::default()
+    };
+    let mut times: Vec<Duration> = Vec::new();
+    for round in 0..=ROUNDS {
+        let started = Instant::now();
+        runtime
+            .block_on(engine.recall(&memory, &request, &selector, &cancel))
+            .map_err(|e| e.to_string())?;
+        if round > 0 {
+            times.push(started.elapsed());
+        }
+    }
+    println!();
+    println!(
+        "{:>7}  {:<34} {:>10} {:>14}",
+        "files", "local model (all-MiniLM-L6-v2)", "time", "memories/s"
+    );
+    println!(
+        "{:>7}  {:<34} {:>10} {:>14.0}",
+        first.files,
+        format!("embed all, first ({} computed)", first.embedded),
+        crate::format_duration(first_time),
+        first.embedded as f64 / first_time.as_secs_f64()
+    );
+    println!(
+        "{:>7}  {:<34} {:>10} {:>14}",
+        again.files,
+        format!("embed all, again ({} cached)", again.cached),
+        crate::format_duration(again_time),
+        ""
+    );
+    println!(
+        "{:>7}  {:<34} {:>10} {:>14}",
+        SIZE,
+        "recall (local), warm corpus p50",
+        crate::format_duration(crate::median(&mut times)),
+        ""
+    );
+    Ok(())
+}
