@@ -366,6 +366,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::embed::Embeddings;
 
     fn write(dir: &Path, file: &str, description: &str) {
         fs::write(
@@ -421,5 +422,33 @@ mod tests {
                 .position(|h| h.file == "deploy.md")
                 .expect("deploy")
         );
+    }
+
+    #[test]
+    fn embedding_a_dir_stops_between_steps_when_cancelled() {
+        let temp = tempfile::tempdir().expect("temp");
+        let root = temp.path().canonicalize().expect("canonical");
+        for i in 0..3 {
+            write(&root, &format!("note{i}.md"), "A fact");
+        }
+        // No model in this data dir: any embedding would fail, so none may be attempted.
+        let embeddings = Embeddings::new(root.join("no-models"), temp.path(), String::new());
+        let cancel = tokio_util::sync::CancellationToken::new();
+        cancel.cancel();
+        let seen = Mutex::new(Vec::new());
+        let report = embed_dir(&root, &embeddings, &cancel, &|p| {
+            seen.lock().expect("seen").push(p)
+        })
+        .expect("a cancelled run is not an error");
+        assert!(report.cancelled);
+        assert_eq!((report.files, report.embedded, report.cached), (3, 0, 0));
+        assert_eq!(
+            *seen.lock().expect("seen"),
+            [EmbedProgress { done: 0, total: 3 }]
+        );
+        // Not cancelled, the missing model is an error that says how to get it.
+        let error =
+            embed_dir(&root, &embeddings, &Default::default(), &|_| {}).expect_err("no model");
+        assert!(error.to_string().contains("engram models fetch"), "{error}");
     }
 }
