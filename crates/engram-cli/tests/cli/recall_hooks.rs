@@ -834,3 +834,64 @@ fn the_engram_binary_the_hook_runs_as_links_no_dbus_library() {
         );
     }
 }
+
+/// Offline and local, the prompt hook never talks to D-Bus (no keyring lookup: those providers
+/// take no key). The session bus here is a socket that counts who connects; a provider that
+/// needs a key and finds none in the environment does ask it — so the count can tell.
+#[test]
+fn the_offline_and_local_prompt_hook_never_connects_to_d_bus() {
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let s = sandbox();
+    project_memory(&s);
+    let socket = s.root().join("bus.sock");
+    let listener = UnixListener::bind(&socket).expect("bind");
+    let connections = Arc::new(AtomicUsize::new(0));
+    {
+        let connections = Arc::clone(&connections);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                connections.fetch_add(1, Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+    }
+    let hook = |provider: &str| {
+        let mut command = s.command(&["hook", "user-prompt-submit", "--provider", provider]);
+        command
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", socket.display()),
+            )
+            .env_remove("ANTHROPIC_API_KEY")
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9");
+        let (out, _) = output_with_stdin(
+            command,
+            &hook_input(
+                &s,
+                &format!("bus-{provider}"),
+                "Should we rewrite Stockerly?",
+            ),
+        );
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(hook("offline").contains("additionalContext"));
+    assert!(hook("local").contains("additionalContext"));
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        0,
+        "offline and local: no D-Bus"
+    );
+    hook("anthropic");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while connections.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "a provider with no key in the environment asks the keyring"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
