@@ -42,6 +42,7 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     // Settings screen and Recall panel (issue #4).
     engine::llm::setup::LlmSetup::export_all_to(dir)?;
     engine::llm::setup::LlmChoice::export_all_to(dir)?;
+    engine::config::EmbeddingSource::export_all_to(dir)?;
     engine::llm::probe::ConnectionTest::export_all_to(dir)?;
     engine::llm::probe::ConnectionCheck::export_all_to(dir)?;
     crate::commands::recall::RecallPreview::export_all_to(dir)?;

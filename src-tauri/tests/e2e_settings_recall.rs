@@ -130,6 +130,34 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
             assert!(std::time::Instant::now() < deadline, "still: {again}");
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
+
+        // The vectors can come from an OpenAI-compatible server instead: its embedding model is
+        // asked for, at the OpenAI-compatible provider's base URL. Back to this machine's model,
+        // unsaved: nothing of it reaches config.toml below.
+        click(
+            &client,
+            "[data-testid='vector-source'] input[value='openai']",
+        )
+        .await;
+        replace_text(&client, "input[name='embedding-model']", "nomic-embed-text").await;
+        wait_until_text(
+            &client,
+            "[data-testid='vector-source']",
+            "https://api.openai.com/v1",
+        )
+        .await;
+        screenshot(&client, "settings-vectors.png").await;
+        let embed = wait_for(&client, "[data-testid='embed-all'] button").await;
+        assert!(
+            embed.attr("disabled").await.expect("attr").is_some(),
+            "a source not saved yet is not embedded with"
+        );
+        click(
+            &client,
+            "[data-testid='vector-source'] input[value='local']",
+        )
+        .await;
+        wait_until_text(&client, "[data-testid='local-model']", "is installed in").await;
     }
 
     // Switch to an OpenAI-compatible server on loopback and test it before saving.
@@ -177,7 +205,8 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     assert!(
         config.contains("provider = \"openai\"")
             && config.contains(MODEL)
-            && config.contains(&base_url),
+            && config.contains(&base_url)
+            && !config.contains("embedding"),
         "{config}"
     );
 

@@ -279,6 +279,7 @@ impl ProviderConfig {
 }
 
 /// Where sentence vectors (semantic recall, near-duplicates) come from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbeddingSource {

@@ -66,6 +66,7 @@ export type { LlmSetup } from "./bindings/LlmSetup";
 export type { LocalModelStatus } from "./bindings/LocalModelStatus";
 export type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
 export type { EmbedAllProgress } from "./bindings/EmbedAllProgress";
+export type { EmbeddingSource } from "./bindings/EmbeddingSource";
 export type { EmbedAllReport } from "./bindings/EmbedAllReport";
 export type { PassedOver } from "./bindings/PassedOver";
 export type { PassedOverWhy } from "./bindings/PassedOverWhy";

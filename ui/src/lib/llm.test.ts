@@ -40,6 +40,9 @@ function setup(overrides: Partial<LlmSetup> = {}): LlmSetup {
         key: key(),
       },
     ],
+    embeddings: "local",
+    embeddingModel: null,
+    defaultEmbeddingModel: "text-embedding-3-small",
     ...overrides,
   };
 }
@@ -63,6 +66,7 @@ describe("the settings form", () => {
         { provider: "anthropic", model: null, baseUrl: null },
         { provider: "openai", model: "llama3.2", baseUrl: "http://localhost:11434/v1" },
       ],
+      embeddings: "local",
     });
   });
 
@@ -76,6 +80,21 @@ describe("the settings form", () => {
     draft.provider = "openai";
     draft.fields.anthropic.model = "claude-sonnet-4-5";
     expect(isDirty(draft, setup())).toBe(true);
+  });
+
+  it("counts a change of where the vectors come from", () => {
+    const draft = draftFromSetup(setup({ provider: "local" }));
+    draft.embeddingModel = "  ";
+    expect(isDirty(draft, setup({ provider: "local" })), "blank is the default").toBe(false);
+    draft.embeddings = "openai";
+    draft.embeddingModel = " nomic-embed-text ";
+    expect(isDirty(draft, setup({ provider: "local" }))).toBe(true);
+    expect(choiceFromDraft(draft)).toMatchObject({ embeddings: "openai", embeddingModel: "nomic-embed-text" });
+    draft.embeddings = "local";
+    expect(isDirty(draft, setup({ provider: "local" })), "the server's model matters with the server only").toBe(
+      false,
+    );
+    expect(choiceFromDraft(draft).embeddingModel).toBeUndefined();
   });
 });
 

@@ -2,6 +2,7 @@
 // Pure functions, so the form's rules (what is a change, what gets saved) are tested alone.
 
 import type {
+  EmbeddingSource,
   KeyStatus,
   LlmChoice,
   LlmSetup,
@@ -45,6 +46,9 @@ export const PROVIDER_INFO: Record<ProviderKind, { label: string; blurb: string 
 export interface LlmDraft {
   provider: ProviderKind;
   fields: Record<ModelProvider, { model: string; baseUrl: string }>;
+  /** Where local recall's vectors come from, and the server's embedding model (blank = the default). */
+  embeddings: EmbeddingSource;
+  embeddingModel: string;
 }
 
 export function providerSetup(setup: LlmSetup, provider: ModelProvider): ProviderSetup | null {
@@ -59,6 +63,8 @@ export function draftFromSetup(setup: LlmSetup): LlmDraft {
   return {
     provider: setup.provider,
     fields: { anthropic: fields("anthropic"), openai: fields("openai") },
+    embeddings: setup.embeddings,
+    embeddingModel: setup.embeddingModel ?? "",
   };
 }
 
@@ -72,6 +78,9 @@ export function choiceFromDraft(draft: LlmDraft): LlmChoice {
       model: blankIsNull(draft.fields[provider].model),
       baseUrl: blankIsNull(draft.fields[provider].baseUrl),
     })),
+    embeddings: draft.embeddings,
+    // The server's model is saved with the server only (the engine keeps it otherwise).
+    embeddingModel: draft.embeddings === "openai" ? (blankIsNull(draft.embeddingModel) ?? undefined) : undefined,
   };
 }
 
@@ -83,6 +92,8 @@ export function isDirty(draft: LlmDraft, setup: LlmSetup): boolean {
   const url = (text: string | null) => text?.replace(/\/+$/, "") ?? null;
   return (
     saved.provider !== next.provider ||
+    saved.embeddings !== next.embeddings ||
+    (next.embeddings === "openai" && (saved.embeddingModel ?? null) !== (next.embeddingModel ?? null)) ||
     saved.providers.some((entry, i) => {
       const other = next.providers[i];
       return entry.model !== other?.model || url(entry.baseUrl) !== url(other?.baseUrl ?? null);

@@ -51,6 +51,9 @@ export function llmSetup(overrides: Partial<LlmSetup> = {}): LlmSetup {
     configPath: CONFIG_PATH,
     provider: "offline",
     providers: [anthropicSetup(), openaiSetup()],
+    embeddings: "local",
+    embeddingModel: null,
+    defaultEmbeddingModel: "text-embedding-3-small",
     ...overrides,
   };
 }

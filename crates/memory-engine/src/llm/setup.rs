@@ -3,7 +3,8 @@
 //! defaults that apply when they are blank, and where each provider's API key would come from.
 //!
 //! Saving ([`Engine::save_llm_choice`]) re-reads `config.toml` and changes only what the screen
-//! owns (`[llm] provider` and each provider's `model` / `base_url`), so sections and keys written
+//! owns (`[llm] provider` and `embeddings`, each provider's `model` / `base_url`, the OpenAI-compatible
+//! `embedding_model`), so sections and keys written
 //! by anything else since the screen was opened are kept. Keys are never part of it: they go to
 //! the OS keyring ([`super::keys`]).
 
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::keys::{self, KeyStatus};
 use super::ProviderKind;
-use crate::config::{Config, LlmOverrides};
+use crate::config::{Config, EmbeddingSource, LlmOverrides};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 
@@ -30,6 +31,11 @@ pub struct LlmSetup {
     /// One entry per model provider (Anthropic, then OpenAI-compatible); offline has nothing
     /// to set.
     pub providers: Vec<ProviderSetup>,
+    /// Where local recall's sentence vectors come from.
+    pub embeddings: EmbeddingSource,
+    /// `[llm.openai] embedding_model` as written; `None` = `default_embedding_model`.
+    pub embedding_model: Option<String>,
+    pub default_embedding_model: String,
 }
 
 /// One model provider's settings.
@@ -57,12 +63,21 @@ pub struct ProviderSetup {
 
 /// What the Settings screen saves.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmChoice {
     pub provider: ProviderKind,
     /// Providers not listed are left as they are.
     pub providers: Vec<ProviderChoice>,
+    /// `None`: left as it is.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub embeddings: Option<EmbeddingSource>,
+    /// The OpenAI-compatible server's embedding model; blank or `None` = the default. Saved
+    /// only with `embeddings = openai`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub embedding_model: Option<String>,
 }
 
 /// One provider's model and base URL; blank or `None` means the default.
@@ -131,6 +146,9 @@ impl Engine {
             config_path: self.config_path(),
             provider: config.llm.provider.unwrap_or_default(),
             providers,
+            embeddings: config.llm.embeddings.unwrap_or_default(),
+            embedding_model: config.llm.openai.embedding_model.clone(),
+            default_embedding_model: crate::llm::openai::DEFAULT_EMBEDDING_MODEL.to_owned(),
         })
     }
 
@@ -172,6 +190,16 @@ impl Engine {
             })?;
             section.model = model;
             section.base_url = base_url;
+        }
+        if let Some(source) = choice.embeddings {
+            // The server's model is set with the server; choosing the local model keeps it for
+            // a later switch back.
+            if source == EmbeddingSource::OpenAi {
+                config.llm.openai.embedding_model =
+                    normalize_model(choice.embedding_model.as_deref())?;
+            }
+            // The default is written as nothing: the file says only what was chosen.
+            config.llm.embeddings = (source != EmbeddingSource::default()).then_some(source);
         }
         config.llm.provider = Some(choice.provider);
         self.save_config(&config)?;
@@ -262,6 +290,7 @@ mod tests {
                     "  qwen2.5:7b ",
                     "http://localhost:11434/v1/",
                 )],
+                ..LlmChoice::default()
             })
             .expect("saved");
         assert_eq!(setup.provider, ProviderKind::OpenAi);
@@ -290,12 +319,69 @@ mod tests {
             .save_llm_choice(&LlmChoice {
                 provider: ProviderKind::Offline,
                 providers: vec![choice(ProviderKind::OpenAi, " ", "")],
+                ..LlmChoice::default()
             })
             .expect("saved");
         let config = engine.load_config().expect("reload");
         assert_eq!(config.llm.openai.model, None);
         assert_eq!(config.llm.openai.base_url, None);
         assert_eq!(config.llm.provider, Some(ProviderKind::Offline));
+    }
+
+    #[test]
+    fn the_vector_source_and_its_model_are_saved_when_chosen_and_kept_when_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        let setup = engine.llm_setup().expect("setup");
+        assert_eq!(setup.embeddings, EmbeddingSource::Local);
+        assert_eq!(setup.embedding_model, None);
+        assert_eq!(
+            setup.default_embedding_model,
+            openai::DEFAULT_EMBEDDING_MODEL
+        );
+        let setup = engine
+            .save_llm_choice(&LlmChoice {
+                provider: ProviderKind::Local,
+                embeddings: Some(EmbeddingSource::OpenAi),
+                embedding_model: Some(" nomic-embed-text ".into()),
+                ..LlmChoice::default()
+            })
+            .expect("saved");
+        assert_eq!(setup.embeddings, EmbeddingSource::OpenAi);
+        assert_eq!(setup.embedding_model.as_deref(), Some("nomic-embed-text"));
+        let text = fs::read_to_string(engine.config_path()).expect("read");
+        assert!(text.contains("embeddings = \"openai\""), "{text}");
+        // A choice silent about vectors leaves them alone.
+        let setup = engine
+            .save_llm_choice(&LlmChoice {
+                provider: ProviderKind::Offline,
+                ..LlmChoice::default()
+            })
+            .expect("saved");
+        assert_eq!(setup.embeddings, EmbeddingSource::OpenAi);
+        assert_eq!(setup.embedding_model.as_deref(), Some("nomic-embed-text"));
+        // Back to the local model: the default source is written as nothing; the server's
+        // model stays for a switch back.
+        let setup = engine
+            .save_llm_choice(&LlmChoice {
+                provider: ProviderKind::Local,
+                embeddings: Some(EmbeddingSource::Local),
+                ..LlmChoice::default()
+            })
+            .expect("saved");
+        assert_eq!(setup.embeddings, EmbeddingSource::Local);
+        assert_eq!(setup.embedding_model.as_deref(), Some("nomic-embed-text"));
+        let text = fs::read_to_string(engine.config_path()).expect("read");
+        assert!(!text.contains("embeddings ="), "{text}");
+        let err = engine
+            .save_llm_choice(&LlmChoice {
+                provider: ProviderKind::Local,
+                embeddings: Some(EmbeddingSource::OpenAi),
+                embedding_model: Some("nomic embed".into()),
+                ..LlmChoice::default()
+            })
+            .expect_err("refused");
+        assert!(err.to_string().contains("nomic embed"), "{err}");
     }
 
     #[test]
@@ -312,6 +398,7 @@ mod tests {
                 .save_llm_choice(&LlmChoice {
                     provider: ProviderKind::OpenAi,
                     providers: vec![choice(ProviderKind::OpenAi, model, base_url)],
+                    ..LlmChoice::default()
                 })
                 .expect_err("refused");
             assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{err}");
@@ -321,6 +408,7 @@ mod tests {
             .save_llm_choice(&LlmChoice {
                 provider: ProviderKind::Offline,
                 providers: vec![choice(ProviderKind::Offline, "m", "")],
+                ..LlmChoice::default()
             })
             .expect_err("offline has no settings");
         assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);

@@ -85,6 +85,7 @@ describe("the Settings view", () => {
           { provider: "anthropic", model: null, baseUrl: null },
           { provider: "openai", model: "llama3.2", baseUrl: "http://localhost:11434/v1" },
         ],
+        embeddings: "local",
       },
     });
     expect(button(/^Save/).disabled).toBe(true);
