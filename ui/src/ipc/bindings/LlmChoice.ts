@@ -17,6 +17,6 @@ providers: Array<ProviderChoice>,
 embeddings?: EmbeddingSource, 
 /**
  * The OpenAI-compatible server's embedding model; blank or `None` = the default. Saved
- * only with `embeddings`.
+ * only with `embeddings = openai`.
  */
 embeddingModel?: string, };
