@@ -502,6 +502,38 @@ fn node_peer(dir: &Path, rounds: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// How long the built `engram` takes from spawn to exit running `args` with `stdin` (closed
+/// after it), with `HOME` and Engram's data dir under `home`, no output kept.
+fn time_engram(
+    engram: &Path,
+    home: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<std::time::Duration, String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let started = std::time::Instant::now();
+    let mut child = Command::new(engram)
+        .args(args)
+        .env("HOME", home)
+        .env("ENGRAM_HOME", home.join("engram"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", engram.display()))?;
+    let mut pipe = child.stdin.take().ok_or("stdin")?;
+    if let Some(stdin) = stdin {
+        pipe.write_all(stdin.as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    drop(pipe);
+    child.wait().map_err(|e| e.to_string())?;
+    Ok(started.elapsed())
+}
+
 /// A binary of this workspace built beside the bench (`make bench` builds `engram` and
 /// `engram-app`), or `None` after saying that `what` is skipped.
 fn built_binary(name: &str, what: &str) -> Result<Option<PathBuf>, String> {

@@ -52,8 +52,6 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
 /// as the app keeps it), and the hook process recalling itself against the hook asking a running
 /// server — with `engram --version` (start a process of the same binary, exit) as the hook floor.
 pub fn recall_latency(corpus: &Path) -> Result<(), String> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
     use memory_engine::llm::CancellationToken;
@@ -133,27 +131,7 @@ pub fn recall_latency(corpus: &Path) -> Result<(), String> {
         "prompt": request.query,
     })
     .to_string();
-    let run = |args: &[&str], stdin: Option<&str>| -> Result<Duration, String> {
-        let started = Instant::now();
-        let mut child = Command::new(&engram)
-            .args(args)
-            .env("HOME", &home)
-            .env("ENGRAM_HOME", home.join("engram"))
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let mut pipe = child.stdin.take().ok_or("stdin")?;
-        if let Some(stdin) = stdin {
-            pipe.write_all(stdin.as_bytes())
-                .map_err(|e| e.to_string())?;
-        }
-        drop(pipe);
-        child.wait().map_err(|e| e.to_string())?;
-        Ok(started.elapsed())
-    };
+    let run = |args: &[&str], stdin: Option<&str>| crate::time_engram(&engram, &home, args, stdin);
     // No session memory between runs: every run recalls the same.
     let _ = std::fs::remove_dir_all(home.join("engram/sessions"));
     let hook = ["hook", "user-prompt-submit"];

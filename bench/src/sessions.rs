@@ -304,25 +304,12 @@ fn stop_hook_latency(corpus: &Path) -> Result<(), String> {
         .to_string();
     let mut times = Vec::new();
     for _ in 0..15 {
-        let started = Instant::now();
-        let mut child = Command::new(&engram)
-            .args(["hook", "stop"])
-            .env("HOME", &home)
-            .env("ENGRAM_HOME", home.join("engram"))
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        child
-            .stdin
-            .take()
-            .ok_or("stdin")?
-            .write_all(payload.as_bytes())
-            .map_err(|e| e.to_string())?;
-        child.wait().map_err(|e| e.to_string())?;
-        times.push(started.elapsed());
+        times.push(crate::time_engram(
+            &engram,
+            &home,
+            &["hook", "stop"],
+            Some(&payload),
+        )?);
         std::thread::sleep(Duration::from_millis(100));
     }
     let p50 = median(&mut times);

@@ -45,13 +45,8 @@ impl OpenAiClient {
     async fn send(&self, request: &Request, cancel: &CancellationToken) -> Result<Response> {
         let options = &self.endpoint.options;
         let body = request_body(&options.model, request);
-        let key = options.api_key.as_deref().filter(|k| !k.is_empty());
-        let authorize = |builder: reqwest::RequestBuilder| match key {
-            Some(key) => builder.bearer_auth(key),
-            None => builder,
-        };
         self.endpoint
-            .post("openai", &body, authorize, parse_response, cancel)
+            .post("openai", &body, bearer(options), parse_response, cancel)
             .await
     }
 }
@@ -71,6 +66,17 @@ impl Client for OpenAiClient {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Response>> {
         Box::pin(self.send(request, cancel))
+    }
+}
+
+/// Adds the key, when there is one, as `Authorization: Bearer` (local servers take none).
+fn bearer(
+    options: &ClientOptions,
+) -> impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder + '_ {
+    let key = options.api_key.as_deref().filter(|k| !k.is_empty());
+    move |builder| match key {
+        Some(key) => builder.bearer_auth(key),
+        None => builder,
     }
 }
 
@@ -103,17 +109,12 @@ impl OpenAiEmbeddings {
     pub async fn embed(&self, texts: &[&str], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>> {
         let options = &self.endpoint.options;
         let body = json!({ "model": options.model, "input": texts });
-        let key = options.api_key.as_deref().filter(|k| !k.is_empty());
-        let authorize = |builder: reqwest::RequestBuilder| match key {
-            Some(key) => builder.bearer_auth(key),
-            None => builder,
-        };
         let vectors = self
             .endpoint
             .post(
                 "openai embeddings",
                 &body,
-                authorize,
+                bearer(options),
                 parse_embeddings,
                 cancel,
             )
