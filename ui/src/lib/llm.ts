@@ -84,6 +84,16 @@ export function choiceFromDraft(draft: LlmDraft): LlmChoice {
   };
 }
 
+/** Whether `draft` takes its vectors from elsewhere than `setup` saved: another source, or
+ * another server model (which matters with the server only). */
+export function vectorSourceChanged(draft: LlmDraft, setup: LlmSetup): boolean {
+  const model = (text: string | null) => text?.trim() || null;
+  return (
+    draft.embeddings !== setup.embeddings ||
+    (draft.embeddings === "openai" && model(draft.embeddingModel) !== model(setup.embeddingModel))
+  );
+}
+
 /** Whether saving `draft` would change what `setup` holds (whitespace alone is no change; a
  * trailing `/` on a base URL is none either, as the engine drops it). */
 export function isDirty(draft: LlmDraft, setup: LlmSetup): boolean {
@@ -92,8 +102,7 @@ export function isDirty(draft: LlmDraft, setup: LlmSetup): boolean {
   const url = (text: string | null) => text?.replace(/\/+$/, "") ?? null;
   return (
     saved.provider !== next.provider ||
-    saved.embeddings !== next.embeddings ||
-    (next.embeddings === "openai" && (saved.embeddingModel ?? null) !== (next.embeddingModel ?? null)) ||
+    vectorSourceChanged(draft, setup) ||
     saved.providers.some((entry, i) => {
       const other = next.providers[i];
       return entry.model !== other?.model || url(entry.baseUrl) !== url(other?.baseUrl ?? null);
