@@ -26,7 +26,8 @@ pub use memory_engine::testing::fixtures::{copy_tree, REAL_FIXTURES as FIXTURES}
 pub const UI_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running `tauri-driver` on free ports, in its own process group and on its own D-Bus session
-/// bus. The app is single-instance per bus (a second launch hands over to the first and exits),
+/// bus, one that starts no desktop service on demand (see `session-bus.conf`). The app is
+/// single-instance per bus (a second launch hands over to the first and exits),
 /// so an app left behind by a failed test must not capture the next test's launch; and on drop
 /// the whole group — dbus-run-session, tauri-driver, WebKitWebDriver and the app — gets SIGTERM.
 /// (SIGKILL would orphan WebKitWebDriver, whose inherited output then keeps the harness waiting.)
@@ -49,9 +50,16 @@ impl TauriDriver {
         // The app inherits this environment through tauri-driver and WebKitWebDriver: Engram's
         // own data (history, remembered window, the demo home) stays in the test's temp dir.
         let child = Command::new("dbus-run-session")
+            .arg(concat!(
+                "--config-file=",
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/support/session-bus.conf"
+            ))
             .arg("--")
             .arg(tauri_driver_binary())
             .env("ENGRAM_HOME", work.join("engram-home"))
+            // That bus has no accessibility bus to start; GTK need not look for one.
+            .env("NO_AT_BRIDGE", "1")
             // No provider key or base URL of the machine running the tests may reach the app.
             .env_remove("ANTHROPIC_API_KEY")
             .env_remove("OPENAI_API_KEY")
