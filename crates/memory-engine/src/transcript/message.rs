@@ -283,35 +283,52 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
 /// The chain's messages, root to leaf, streamed records merged; each read from the file when
 /// reached (see [`Transcript::messages`]).
 pub struct Messages<'a> {
-    transcript: &'a Transcript,
+    spans: Spans<'a>,
     file: File,
-    position: usize,
-    segment: usize,
 }
 
 impl<'a> Messages<'a> {
     pub(super) fn new(transcript: &'a Transcript) -> Result<Self> {
         let file = File::open(&transcript.path).map_err(|e| Error::io(&transcript.path, e))?;
         Ok(Messages {
-            transcript,
+            spans: Spans::new(transcript),
             file,
-            position: 0,
-            segment: 0,
         })
     }
 
-    fn read(&mut self, index: u32) -> Result<Message> {
-        let node = &self.transcript.nodes[index as usize];
-        let bytes = read_line(&self.file, &self.transcript.path, node)?;
-        let value = parse_line(&self.transcript.path, node, &bytes)?;
-        Ok(to_message(&value, node, self.segment))
+    fn read(&self, index: u32) -> Result<Message> {
+        let transcript = self.spans.transcript;
+        let node = &transcript.nodes[index as usize];
+        let bytes = read_line(&self.file, &transcript.path, node)?;
+        let value = parse_line(&transcript.path, node, &bytes)?;
+        Ok(to_message(&value, node, self.spans.segment))
     }
 }
 
-impl Iterator for Messages<'_> {
-    type Item = Result<Message>;
+/// The chain's messages as spans of chain positions — the first record, then its streamed
+/// continuations — found from the nodes alone, without reading the file: what [`Messages`]
+/// reads, skips (paging deep into a long session reads only the page) and counts.
+pub(super) struct Spans<'a> {
+    transcript: &'a Transcript,
+    position: usize,
+    /// The segment (compactions before it) of the span last returned.
+    segment: usize,
+}
 
-    fn next(&mut self) -> Option<Result<Message>> {
+impl<'a> Spans<'a> {
+    pub(super) fn new(transcript: &'a Transcript) -> Self {
+        Spans {
+            transcript,
+            position: 0,
+            segment: 0,
+        }
+    }
+}
+
+impl Iterator for Spans<'_> {
+    type Item = std::ops::Range<usize>;
+
+    fn next(&mut self) -> Option<std::ops::Range<usize>> {
         let chain = &self.transcript.chain;
         let nodes = &self.transcript.nodes;
         loop {
@@ -324,10 +341,7 @@ impl Iterator for Messages<'_> {
             if !(node.is_message() || node.kind == NodeKind::CompactBoundary) {
                 continue;
             }
-            let mut message = match self.read(index) {
-                Ok(message) => message,
-                Err(e) => return Some(Err(e)),
-            };
+            let first = self.position - 1;
             // Streamed records of one assistant message follow each other on the chain.
             while let Some(&next) = chain.get(self.position) {
                 if !continues(
@@ -337,13 +351,37 @@ impl Iterator for Messages<'_> {
                     break;
                 }
                 self.position += 1;
-                match self.read(next) {
-                    Ok(more) => message.absorb(more),
-                    Err(e) => return Some(Err(e)),
-                }
             }
-            return Some(Ok(message));
+            return Some(first..self.position);
         }
+    }
+}
+
+impl Iterator for Messages<'_> {
+    type Item = Result<Message>;
+
+    fn next(&mut self) -> Option<Result<Message>> {
+        let span = self.spans.next()?;
+        let records = &self.spans.transcript.chain[span];
+        let mut message = match self.read(records[0]) {
+            Ok(message) => message,
+            Err(e) => return Some(Err(e)),
+        };
+        for &more in &records[1..] {
+            match self.read(more) {
+                Ok(more) => message.absorb(more),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Ok(message))
+    }
+
+    /// Skips `n` messages without reading them (`skip(offset)` comes here).
+    fn nth(&mut self, n: usize) -> Option<Result<Message>> {
+        if n > 0 {
+            self.spans.nth(n - 1)?;
+        }
+        self.next()
     }
 }
 

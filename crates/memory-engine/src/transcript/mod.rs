@@ -258,7 +258,8 @@ impl Transcript {
     }
 
     /// Messages (user and assistant records; streamed records merged) on the chain, root to
-    /// leaf, across every segment.
+    /// leaf, across every segment. Compaction markers, which [`Transcript::messages`] yields
+    /// too, are not counted.
     pub fn message_count(&self) -> usize {
         let mut count = 0;
         let mut previous: Option<&Node> = None;
@@ -342,7 +343,8 @@ impl Transcript {
             session_id: self.session_id.clone(),
             title: self.title(),
             file: self.path.clone(),
-            total: self.message_count(),
+            // Everything the pages show: compaction markers too.
+            total: message::Spans::new(self).count(),
             offset,
             messages,
             compactions: self.compactions.clone(),

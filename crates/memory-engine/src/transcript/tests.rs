@@ -299,3 +299,64 @@ fn the_genuine_transcripts_read_whole() {
         Some("/orchestrator create TODO app by Next.js")
     );
 }
+
+#[test]
+fn every_page_is_the_slice_of_the_whole_conversation() {
+    let (_dir, compacted) = write(&[
+        user("u1", None, "first"),
+        assistant("a1", "u1", "m1", text("one")),
+        assistant("a2", "a1", "m1", text(" and more")),
+        entry(
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": null,
+            "logicalParentUuid": "a2", "content": "Conversation compacted",
+            "compactMetadata": {"trigger": "auto", "preTokens": 150000}}),
+        ),
+        entry(
+            json!({"type": "user", "uuid": "s", "parentUuid": "cb", "isCompactSummary": true,
+            "message": {"role": "user", "content": "Summary of the conversation so far"}}),
+        ),
+        user("u2", Some("s"), "second"),
+        assistant("a3", "u2", "m2", text("two")),
+    ]);
+    let mut paths = vec![compacted];
+    paths.extend(
+        [
+            "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+            "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        ]
+        .map(real),
+    );
+    for path in paths {
+        let transcript = Transcript::open(&path).expect("test transcript");
+        let whole = messages(&transcript);
+        let all: Vec<String> = whole
+            .iter()
+            .map(|m| format!("{} {} {} {}", m.uuid, m.segment, m.role, m.text))
+            .collect();
+        let markers = whole.iter().filter(|m| m.role == "system").count();
+        assert_eq!(
+            transcript.message_count(),
+            all.len() - markers,
+            "{}: compaction markers are not messages said",
+            path.display()
+        );
+        for offset in 0..=all.len() + 1 {
+            for limit in [1, 3, 50] {
+                let page = transcript.page(offset, limit).expect("page");
+                assert_eq!(page.total, all.len());
+                let shown: Vec<String> = page
+                    .messages
+                    .iter()
+                    .map(|m| format!("{} {} {} {}", m.uuid, m.segment, m.role, m.text))
+                    .collect();
+                let end = (offset + limit).min(all.len());
+                assert_eq!(
+                    shown,
+                    all[offset.min(all.len())..end],
+                    "{} at {offset}+{limit}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
