@@ -21,6 +21,7 @@
 
 mod rules;
 
+use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -55,13 +56,13 @@ struct Found {
 /// Every secret in `text`, at most one per rule and line, in line order. Rules that need a file
 /// path do not run (see [`scan_file`]).
 pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
-    matches_of(find(text.as_bytes(), None))
+    matches_of(find(text.as_bytes(), None, true))
 }
 
 /// Every secret in the content of a file at `path` (its name as the rules see it: relative to
 /// the scanned root, `/`-separated), at most one per rule and line, in line order.
 pub fn scan_file(path: &str, content: &[u8]) -> Vec<SecretMatch> {
-    matches_of(find(content, Some(path)))
+    matches_of(find(content, Some(path), true))
 }
 
 fn matches_of(found: Vec<Found>) -> Vec<SecretMatch> {
@@ -92,7 +93,7 @@ pub fn by_line(matches: &[SecretMatch]) -> Vec<(usize, Vec<&'static str>)> {
 /// `text` with every secret replaced by `[REDACTED:<rule>]`, and what was replaced. Secrets that
 /// overlap are replaced as one, named by the rule that found the first.
 pub fn redact(text: &str) -> (String, Vec<SecretMatch>) {
-    let mut found = find(text.as_bytes(), None);
+    let mut found = find(text.as_bytes(), None, true);
     found.retain(|f| !f.secret.is_empty());
     found.sort_by_key(|f| (f.secret.start, std::cmp::Reverse(f.secret.end)));
     let mut out = String::with_capacity(text.len());
@@ -133,8 +134,8 @@ fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
 
 /// Every secret in the files under `root` (itself if a file; symlinks not followed), named
 /// relative to `root` for the rules that look at paths, and the files that could not be read
-/// (with why). Files are scanned as bytes, so text in any encoding is covered. Nothing is
-/// modified.
+/// (with why). Files are scanned as bytes, so text in any encoding is covered, and a piece at a
+/// time, so a file of any size is scanned in bounded memory. Nothing is modified.
 pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<(PathBuf, String)>) {
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -157,19 +158,21 @@ pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<(PathBuf, String)>) {
     files.sort();
     let (mut findings, mut unreadable) = (Vec::new(), Vec::new());
     for file in files {
-        let bytes = match std::fs::read(&file) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                unreadable.push((file, e.to_string()));
-                continue;
-            }
-        };
         let name = match file.strip_prefix(root) {
             Ok(relative) if !relative.as_os_str().is_empty() => relative,
             _ => file.file_name().map(Path::new).unwrap_or(&file),
         };
         let name = name.to_string_lossy().replace('\\', "/");
-        for found in scan_file(&name, &bytes) {
+        let scanned = std::fs::File::open(&file)
+            .and_then(|opened| scan_in_pieces(&name, opened, PIECE_BYTES, OVERLAP_BYTES));
+        let matches = match scanned {
+            Ok(matches) => matches,
+            Err(e) => {
+                unreadable.push((file, e.to_string()));
+                continue;
+            }
+        };
+        for found in matches {
             findings.push(SecretFinding {
                 file: file.clone(),
                 line: found.line,
@@ -180,8 +183,61 @@ pub fn scan_tree(root: &Path) -> (Vec<SecretFinding>, Vec<(PathBuf, String)>) {
     (findings, unreadable)
 }
 
-/// The detector (see the module comment).
-fn find(text: &[u8], path: Option<&str>) -> Vec<Found> {
+/// [`scan_tree`] reads a file a piece at a time, so its memory stays bounded whatever the
+/// file's size (a transcript can be hundreds of MB): pieces of about this many bytes, cut at a
+/// line end.
+const PIECE_BYTES: usize = 8 << 20;
+/// Each piece begins with up to this much of the one before (whole lines), so a secret that
+/// spans lines (a PEM private key) cut by a piece boundary is seen whole in the next piece.
+const OVERLAP_BYTES: usize = 256 << 10;
+
+/// [`scan_file`] over `reader`'s bytes, read `piece` bytes at a time with `overlap` bytes of
+/// the previous piece re-scanned: the same findings as one scan of the whole content (a
+/// finding seen twice in an overlap is one, by rule and line).
+fn scan_in_pieces(
+    name: &str,
+    mut reader: impl Read,
+    piece: usize,
+    overlap: usize,
+) -> std::io::Result<Vec<SecretMatch>> {
+    let mut buffer: Vec<u8> = Vec::new();
+    // The line number of `buffer[0]`, and where the bytes not yet scanned begin.
+    let (mut first_line, mut fresh) = (1, 0);
+    let mut matches = Vec::new();
+    for piece_number in 0.. {
+        let read = (&mut reader).take(piece as u64).read_to_end(&mut buffer)?;
+        let at_end = read < piece;
+        // Whole lines only, unless the new bytes hold no line end at all.
+        let cut = match memchr::memrchr(b'\n', &buffer[fresh..]) {
+            Some(end) if !at_end => fresh + end + 1,
+            _ => buffer.len(),
+        };
+        for found in find(&buffer[..cut], Some(name), piece_number == 0) {
+            matches.push(SecretMatch {
+                rule: found.rule,
+                line: first_line + found.line - 1,
+            });
+        }
+        if at_end {
+            break;
+        }
+        // Keep the scanned tail (from a line start when there is one) and what follows the cut.
+        let keep_from = match cut.checked_sub(overlap) {
+            None => 0,
+            Some(tail) => memchr::memchr(b'\n', &buffer[tail..cut]).map_or(tail, |i| tail + i + 1),
+        };
+        first_line += memchr::memchr_iter(b'\n', &buffer[..keep_from]).count();
+        buffer.drain(..keep_from);
+        fresh = cut - keep_from;
+    }
+    matches.sort_by_key(|m| (m.line, m.rule));
+    matches.dedup();
+    Ok(matches)
+}
+
+/// The detector (see the module comment). `whole_file`: whether rules that look at the path
+/// alone report (they name a file, not a place in it: once per file, not per piece).
+fn find(text: &[u8], path: Option<&str>, whole_file: bool) -> Vec<Found> {
     let set = rules::rule_set();
     let lines = LineIndex::new(text);
     let mut triggered = vec![false; set.rules.len()];
@@ -205,11 +261,13 @@ fn find(text: &[u8], path: Option<&str>) -> Vec<Found> {
                 continue;
             }
             if compiled.regex.is_none() {
-                found.push(Found {
-                    rule: &rule.id,
-                    line: 1,
-                    secret: 0..0,
-                });
+                if whole_file {
+                    found.push(Found {
+                        rule: &rule.id,
+                        line: 1,
+                        secret: 0..0,
+                    });
+                }
                 continue;
             }
         }
@@ -558,6 +616,49 @@ The AccountKey= value must come from the vault. risk-adjusted, desk-level, disk-
             ["pkcs12-file"]
         );
         assert!(scan_secrets("client.pfx").is_empty());
+    }
+
+    #[test]
+    fn a_file_read_in_pieces_gives_what_one_read_gives() {
+        let token = |seed: &str| format!("ghp_{}", seed.repeat(4) + "q7W2");
+        let mut text = String::new();
+        for i in 0..120 {
+            text.push_str(&format!(
+                "line {i}: notes on the build, nothing secret here\n"
+            ));
+            if i % 40 == 7 {
+                text.push_str(&format!("token = {}\n", token("aB3dE5xZ")));
+            }
+            if i == 60 {
+                // A secret over several lines, longer than the smaller pieces.
+                text.push_str("-----BEGIN RSA PRIVATE KEY-----\n");
+                for _ in 0..8 {
+                    text.push_str(&format!("{}\n", "MIIEowIBAAKCAQEAx7Kd9".repeat(3)));
+                }
+                text.push_str("-----END RSA PRIVATE KEY-----\n");
+            }
+            if i == 90 {
+                // One line longer than a piece, a token in its middle.
+                text.push_str(&"word ".repeat(300));
+                text.push_str(&format!(" {} ", token("Zq9Xw2Lp")));
+                text.push_str(&"word ".repeat(300));
+                text.push('\n');
+            }
+        }
+        text.push_str(&format!("last line, no end: {}", token("Hh7Jj8Kk")));
+        for name in ["team/notes.md", "team/certs/client.pfx"] {
+            let whole = scan_file(name, text.as_bytes());
+            let rules: Vec<_> = whole.iter().map(|m| m.rule).collect();
+            assert!(rules.contains(&"private-key"), "{rules:?}");
+            assert!(
+                rules.iter().filter(|r| **r == "github-pat").count() >= 5,
+                "{rules:?}"
+            );
+            for piece in [16, 100, 333, 4096, 1 << 20] {
+                let pieces = scan_in_pieces(name, text.as_bytes(), piece, 1024).expect("read");
+                assert_eq!(pieces, whole, "{name} in pieces of {piece} bytes");
+            }
+        }
     }
 
     #[test]
