@@ -102,6 +102,9 @@ pub fn child_parse(kind: &str, path: &Path) -> Result<(), String> {
             let t = Transcript::open(path).map_err(|e| e.to_string())?;
             std::hint::black_box(t.message_count());
         }
+        "secrets" => {
+            std::hint::black_box(memory_engine::secrets::scan_tree(path));
+        }
         _ => {
             std::hint::black_box(ignored_any(path).map_err(|e| e.to_string())?);
         }
@@ -150,6 +153,34 @@ pub fn session_benches(corpus: &Path, rounds: usize) -> Result<(), String> {
             child_peak("floor", &path)? / 1024,
         );
     }
+
+    // The reader's last page of a long session (the app opens the transcript per page).
+    let path = dir.join("parse-50mb.jsonl");
+    let (mut opening, mut paging) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        warm(&path);
+        let mut opened = None;
+        opening.push(time(|| opened = Transcript::open(&path).ok()));
+        let transcript = opened.ok_or("the 50 MB transcript does not open")?;
+        let total = transcript.message_count();
+        paging.push(time(|| transcript.page(total.saturating_sub(50), 50)));
+    }
+    println!(
+        "\nlast page (50 messages) of the 50 MB session: open {} + page {}",
+        format_duration(median(&mut opening)),
+        format_duration(median(&mut paging))
+    );
+
+    // `engram secrets scan` over the 500 MB transcript: a piece at a time.
+    let path = dir.join("parse-500mb.jsonl");
+    warm(&path);
+    let scan = time(|| memory_engine::secrets::scan_tree(&path));
+    println!(
+        "secrets scan of the 500 MB transcript: {} ({:.0} MB/s), peak RSS {} MB",
+        format_duration(scan),
+        fs::metadata(&path).map_err(|e| e.to_string())?.len() as f64 / 1e6 / scan.as_secs_f64(),
+        child_peak("secrets", &path)? / 1024
+    );
 
     // Listing 5,000 transcripts (small sessions, as most are).
     let home = corpus.join("claude-home-5000");
