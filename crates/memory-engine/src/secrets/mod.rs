@@ -12,13 +12,18 @@
 //!
 //! Deliberately stricter than gitleaks, because these files are about to be shared: path and commit
 //! allowlists never excuse a finding (`rules::Allowlist`), and a `gitleaks:allow` comment is not
-//! honoured. Not done: gitleaks' decoding passes (base64, hex and percent-encoded text re-scanned).
+//! honoured.
+//!
+//! As gitleaks does by default, base64-, hex- and percent-encoded text is decoded and scanned
+//! again, up to five levels deep (`decode`): a secret found in decoded text is reported on the
+//! line of its encoded form, and redaction replaces the whole encoded value.
 //!
 //! Used on every write into team memory (refused, rule named), on push (file skipped, reported), by
 //! the `secret` lint rule, on snapshot publish, and over any tree on demand (`engram secrets scan`,
 //! transcripts included: read only). [`redact`] replaces each secret with `[REDACTED:<rule>]`,
 //! for a change set the user reviews.
 
+mod decode;
 mod rules;
 
 use std::io::Read;
@@ -235,9 +240,46 @@ fn scan_in_pieces(
     Ok(matches)
 }
 
-/// The detector (see the module comment). `whole_file`: whether rules that look at the path
-/// alone report (they name a file, not a place in it: once per file, not per piece).
+/// The detector over `text` and over what decodes in it (see the module comment). `whole_file`:
+/// whether rules that look at the path alone report (they name a file, not a place in it: once
+/// per file, not per piece).
 fn find(text: &[u8], path: Option<&str>, whole_file: bool) -> Vec<Found> {
+    let mut found = detect(text, path, whole_file);
+    let lines = LineIndex::new(text);
+    // Each pass's segments, to map what a later pass finds back to `text`.
+    let mut passes: Vec<Vec<decode::Segment>> = Vec::new();
+    let mut current = std::borrow::Cow::Borrowed(text);
+    while passes.len() < decode::MAX_DEPTH {
+        let Some(pass) = decode::pass(&current) else {
+            break;
+        };
+        for finding in detect(&pass.text, path, false) {
+            // What the previous text held already was reported from it.
+            let in_decoded = pass.segments.iter().any(|segment| {
+                segment.decoded.start < finding.secret.end
+                    && finding.secret.start < segment.decoded.end
+            });
+            if !in_decoded {
+                continue;
+            }
+            let mut secret = decode::to_input(&pass.segments, finding.secret);
+            for earlier in passes.iter().rev() {
+                secret = decode::to_input(earlier, secret);
+            }
+            found.push(Found {
+                rule: finding.rule,
+                line: lines.line_of(secret.start),
+                secret,
+            });
+        }
+        passes.push(pass.segments);
+        current = std::borrow::Cow::Owned(pass.text);
+    }
+    found
+}
+
+/// The rules over `text` as it is.
+fn detect(text: &[u8], path: Option<&str>, whole_file: bool) -> Vec<Found> {
     let set = rules::rule_set();
     let lines = LineIndex::new(text);
     let mut triggered = vec![false; set.rules.len()];
@@ -659,6 +701,62 @@ The AccountKey= value must come from the vault. risk-adjusted, desk-level, disk-
                 assert_eq!(pieces, whole, "{name} in pieces of {piece} bytes");
             }
         }
+    }
+
+    #[test]
+    fn an_encoded_secret_is_found_where_its_encoded_form_is() {
+        use base64::Engine as _;
+        let b64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let token = format!("ghp_{}", "aB3dE5xZ".repeat(4) + "q7W2");
+        let key = format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC".repeat(3)
+        );
+        let percent: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
+        let text = format!(
+            "apiVersion: v1\nkind: Secret\ndata:\n  pat: {}\n  tls.key: {}\nnested: {}\nurl: https://x.example/?t={percent}\n",
+            b64(&token),
+            b64(&key),
+            b64(&b64(&token)),
+        );
+        assert_eq!(
+            scan_secrets(&text),
+            [
+                SecretMatch {
+                    rule: "github-pat",
+                    line: 4
+                },
+                SecretMatch {
+                    rule: "private-key",
+                    line: 5
+                },
+                SecretMatch {
+                    rule: "github-pat",
+                    line: 6
+                },
+                SecretMatch {
+                    rule: "github-pat",
+                    line: 7
+                },
+            ]
+        );
+        // Redaction takes the whole encoded value.
+        let (redacted, _) = redact(&text);
+        assert!(
+            redacted.contains("  pat: [REDACTED:github-pat]\n"),
+            "{redacted}"
+        );
+        assert!(
+            redacted.contains("nested: [REDACTED:github-pat]\n"),
+            "{redacted}"
+        );
+        assert!(!redacted.contains(&b64(&token)), "{redacted}");
+        // Encoded text that holds no secret is nothing.
+        let harmless = format!(
+            "note: {}\nid: 0123456789abcdef0123456789abcdef\n",
+            b64("just a note")
+        );
+        assert!(scan_secrets(&harmless).is_empty());
     }
 
     #[test]
