@@ -197,8 +197,8 @@ const PIECE_BYTES: usize = 8 << 20;
 const OVERLAP_BYTES: usize = 256 << 10;
 
 /// [`scan_file`] over `reader`'s bytes, read `piece` bytes at a time with `overlap` bytes of
-/// the previous piece re-scanned: the same findings as one scan of the whole content (a
-/// finding seen twice in an overlap is one, by rule and line).
+/// the previous piece re-scanned: the same findings as one scan of the whole content, for any
+/// secret shorter than `overlap` (a finding seen twice in an overlap is one, by rule and line).
 fn scan_in_pieces(
     name: &str,
     mut reader: impl Read,
