@@ -9,7 +9,7 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use memory_engine::dream::{DreamEvent, DreamEventKind, DreamOptions, DreamTask};
+use memory_engine::dream::{DreamEvent, DreamEventKind, DreamOptions, DreamTask, GateCheck};
 use memory_engine::JobKind;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
@@ -17,10 +17,8 @@ use tauri_plugin_notification::NotificationExt;
 use crate::events::{DreamFinished, DREAM_FINISHED};
 use crate::state::AppState;
 
-/// How often the scheduler looks for a due project. The gates themselves throttle the costly
-/// part (counting sessions) to once every 10 minutes per project.
-const TICK: Duration = Duration::from_secs(5 * 60);
-/// The first look, shortly after start (not at once: the window comes first).
+/// The first look for a due project, shortly after start (not at once: the window comes first),
+/// or sooner when `[dream] check_every` is shorter. Then one look every `check_every`.
 const FIRST_TICK: Duration = Duration::from_secs(60);
 
 /// The project dreaming in this app now, for the tray's status line.
@@ -85,17 +83,23 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
         }
     });
     let app = app.clone();
+    let engine = app.state::<AppState>().engine().clone();
     tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(FIRST_TICK).await;
-        loop {
-            let engine = app.state::<AppState>().engine().clone();
-            let outcome = engine.dream_tick(|event| on_event(&app, &event)).await;
-            if let Err(error) = outcome {
-                eprintln!("engram-app: background dream: {error}");
-            }
-            crate::tray::refresh(&app);
-            tokio::time::sleep(TICK).await;
-        }
+        // Runs for the app's lifetime: the runtime ends it when the app quits.
+        let forever = memory_engine::llm::CancellationToken::new();
+        engine
+            .run_dream_scheduler(
+                FIRST_TICK,
+                forever,
+                |event| on_event(&app, &event),
+                |outcome| {
+                    if let Err(error) = outcome {
+                        eprintln!("engram-app: background dream: {error}");
+                    }
+                    crate::tray::refresh(&app);
+                },
+            )
+            .await;
     });
 }
 
@@ -119,7 +123,7 @@ pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
         };
         let job = engine.jobs().start(JobKind::Dream);
         let options = DreamOptions {
-            force: true,
+            gates: GateCheck::Skip,
             ..DreamOptions::default()
         };
         if let Err(error) = engine

@@ -505,3 +505,56 @@ fn before_text(files: &[(String, Vec<u8>)], name: &str) -> String {
         .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
         .unwrap_or_else(|| panic!("{name} was in the memory dir"))
 }
+
+/// The app left alone: dreams on for the project, six sessions since, `check_every = "3s"`. The
+/// background scheduler dreams on its own (offline), and the Dreams tab shows that dream among
+/// the past ones with its change set waiting — nobody clicked "Dream now".
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, D-Bus, tauri-driver and WebKitWebDriver: see the module docs"]
+async fn the_background_scheduler_dreams_a_due_project_on_its_own() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let (home, memory) = messy_home(work.path());
+    let project = home.join("projects").join(PROJECT);
+    for i in 0..4 {
+        let session = format!("{i:08}-7c1d-4e2f-9a3b-5c6d7e8f9a0b");
+        fs::write(
+            project.join(format!("{session}.jsonl")),
+            format!(
+                "{}\n",
+                json!({"type": "user", "sessionId": session, "cwd": "/home/ada/shop",
+                       "message": {"role": "user", "content": "fix the checkout"}})
+            ),
+        )
+        .expect("transcript");
+    }
+    let engram_home = work.path().join("engram-home");
+    fs::create_dir_all(&engram_home).expect("engram home");
+    fs::write(
+        engram_home.join("config.toml"),
+        format!(
+            "[dream]\ncheck_every = \"3s\"\n\n[dream.projects.\"{PROJECT}\"]\nenabled = true\n"
+        ),
+    )
+    .expect("config");
+    assert!(!memory.join(".consolidate-lock").exists());
+
+    let driver = TauriDriver::start(work.path());
+    let client = driver.session(&home).await;
+    wait_for(&client, &format!("tr[data-project='{PROJECT}']")).await;
+    open_dreams_tab(&client).await;
+    let dreamt = "[data-testid='past-dreams'] li[data-status='completed']";
+    wait_for(&client, dreamt).await;
+    let waiting = text_of(&client, "[data-testid='sets-waiting']").await;
+    assert!(!waiting.is_empty(), "its changes wait for review");
+    assert!(
+        memory.join(".consolidate-lock").is_file(),
+        "the background dream took and completed Claude Code's lock"
+    );
+    let scheduler = text_of(&client, "[data-testid='scheduler-words']").await;
+    assert!(
+        scheduler.contains("Next background check"),
+        "the running scheduler says when it looks next: {scheduler}"
+    );
+    screenshot(&client, "dreams-background.png").await;
+    let _ = client.close().await;
+}

@@ -135,6 +135,8 @@ pub struct Config {
 /// min_sessions = 5
 /// token_budget = 200000   # a model dream that spends more ends failed, nothing applied
 /// background = true       # false: the tray's scheduler is paused
+/// check_every = "5m"      # how often the app's scheduler looks for a due project (≥ 1 s)
+/// scan_throttle = "10m"   # sessions are counted at most this often per project
 /// [dream.projects."-home-u-app"]
 /// enabled = true          # else Claude Code's autoDreamEnabled (trusted settings), else off
 /// policy = "review"       # review: everything waits | auto: applied, protected changes wait
@@ -149,13 +151,72 @@ pub struct DreamConfig {
     pub token_budget: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_every: Option<HumanDuration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_throttle: Option<HumanDuration>,
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub projects: std::collections::BTreeMap<String, ProjectDreamConfig>,
 }
 
+/// How often the app's scheduler looks for a due project, by default.
+pub const DEFAULT_CHECK_EVERY: Duration = Duration::from_secs(5 * 60);
+/// How often sessions are counted per project, by default (Claude Code's throttle).
+pub const DEFAULT_SCAN_THROTTLE: Duration = Duration::from_secs(10 * 60);
+
 impl DreamConfig {
     fn is_empty(&self) -> bool {
         *self == DreamConfig::default()
+    }
+
+    /// How often the scheduler looks for a due project.
+    pub fn check_every(&self) -> Duration {
+        self.check_every.map_or(DEFAULT_CHECK_EVERY, |d| d.0)
+    }
+
+    /// How often a project's sessions are counted.
+    pub fn scan_throttle(&self) -> Duration {
+        self.scan_throttle.map_or(DEFAULT_SCAN_THROTTLE, |d| d.0)
+    }
+}
+
+/// A duration as people write it in `config.toml`: `"5m"`, `"90s"`, `"1h 30m"` (humantime's
+/// forms), at least one second — a scheduler ticking faster would only burn CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+impl HumanDuration {
+    pub const MIN: Duration = Duration::from_secs(1);
+}
+
+impl FromStr for HumanDuration {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<HumanDuration, String> {
+        let duration = humantime::parse_duration(text.trim())
+            .map_err(|e| format!("`{text}` is not a duration such as \"5m\" or \"90s\": {e}"))?;
+        if duration < HumanDuration::MIN {
+            return Err(format!("`{text}` is under the minimum of 1s"));
+        }
+        Ok(HumanDuration(duration))
+    }
+}
+
+impl Serialize for HumanDuration {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&humantime::format_duration(self.0).to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -419,6 +480,38 @@ mod tests {
 
     fn engine(home: &std::path::Path, env: Environment) -> Engine {
         Engine::builder(env).engram_home(home).build()
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them_at_least_a_second_and_errors_name_the_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let engine = engine(dir.path(), Environment::empty());
+        assert_eq!(
+            engine.load_config().expect("none").dream.check_every(),
+            DEFAULT_CHECK_EVERY
+        );
+        fs::write(
+            engine.config_path(),
+            "[dream]\ncheck_every = \"1m 30s\"\nscan_throttle = \"3s\"\n",
+        )
+        .expect("seed");
+        let config = engine.load_config().expect("load");
+        assert_eq!(config.dream.check_every(), Duration::from_secs(90));
+        assert_eq!(config.dream.scan_throttle(), Duration::from_secs(3));
+        engine.save_config(&config).expect("save");
+        assert_eq!(engine.load_config().expect("again"), config, "round trip");
+        for (bad, why) in [("500ms", "under the minimum"), ("soon", "not a duration")] {
+            fs::write(
+                engine.config_path(),
+                format!("[dream]\ncheck_every = \"{bad}\"\n"),
+            )
+            .expect("seed");
+            let error = engine.load_config().expect_err(bad).to_string();
+            assert!(
+                error.contains("config.toml:2") && error.contains(why),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

@@ -100,7 +100,7 @@ mod tests {
         let engine = shell.window().state::<AppState>().engine().clone();
         let target = engine.dream_target("-work-demo").expect("target");
         let options = memory_engine::dream::DreamOptions {
-            force: true,
+            gates: memory_engine::dream::GateCheck::Skip,
             ..Default::default()
         };
         let outcome = tauri::async_runtime::block_on(engine.run_dream(

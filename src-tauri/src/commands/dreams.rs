@@ -4,7 +4,9 @@
 //! the other windows and the tray).
 
 use memory_engine::config::DreamPolicy;
-use memory_engine::dream::{DreamEvent, DreamOptions, DreamSettings, DreamStatus, DreamTask};
+use memory_engine::dream::{
+    DreamEvent, DreamOptions, DreamSettings, DreamStatus, DreamTask, GateCheck,
+};
 use memory_engine::JobKind;
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -80,7 +82,7 @@ pub async fn start_dream<R: Runtime>(
     .await?;
     let job = engine.jobs().start(JobKind::Dream);
     let options = DreamOptions {
-        force: true,
+        gates: GateCheck::Skip,
         ..DreamOptions::default()
     };
     let outcome = engine

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { changeSet, dreamSettings, dreamStatus } from "../testing/dreams";
-import { gateVerdict, gateWords, waitingByProject, waitingText } from "./dream";
+import { gateVerdict, gateWords, schedulerWords, waitingByProject, waitingText } from "./dream";
 
 describe("gateWords", () => {
   it("reads hours, sessions and the lock in one line", () => {
@@ -26,7 +26,13 @@ describe("gateVerdict", () => {
     expect(gateVerdict(dreamStatus({ blockedBy: "sessions", sessionsSince: 1 }), settings).text).toBe(
       "Not due: 1 of 5 sessions since the last consolidation.",
     );
-    expect(gateVerdict(dreamStatus({ blockedBy: "throttle" }), settings).text).toContain("less than 10 minutes ago");
+    const now = new Date("2026-11-26T10:00:00Z");
+    expect(gateVerdict(dreamStatus({ blockedBy: "throttle" }), settings, now).text).toBe(
+      "Not due: sessions were counted a short while ago.",
+    );
+    expect(
+      gateVerdict(dreamStatus({ blockedBy: "throttle", nextCheck: "2026-11-26T10:04:30Z" }), settings, now).text,
+    ).toBe("Not due: sessions were counted a short while ago; they are counted again in 5 min.");
     expect(gateVerdict(dreamStatus({ blockedBy: "disabled" }), settings)).toEqual({
       due: false,
       text: "Off: background dreams skip this project.",
@@ -37,6 +43,15 @@ describe("gateVerdict", () => {
     const due = dreamStatus({ blockedBy: null, due: true });
     expect(gateVerdict(due, dreamSettings()).due).toBe(true);
     expect(gateVerdict(due, dreamSettings({ background: false })).text).toBe("Due, but background dreams are paused.");
+    const now = new Date("2026-11-26T10:00:00Z");
+    const soon = dreamStatus({ blockedBy: null, due: true, nextCheck: "2026-11-26T10:00:03Z" });
+    expect(gateVerdict(soon, dreamSettings(), now).text).toBe("Due: the next background check (in 3 s) dreams on this project.");
+  });
+
+  it("says when the scheduler looks next, or that none runs", () => {
+    const now = new Date("2026-11-26T10:00:00Z");
+    expect(schedulerWords(dreamStatus(), now)).toBe("No background scheduler is running.");
+    expect(schedulerWords(dreamStatus({ nextCheck: "2026-11-26T10:05:00Z" }), now)).toBe("Next background check in 5 min.");
   });
 });
 

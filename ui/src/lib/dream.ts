@@ -38,11 +38,30 @@ export function lockWords(status: DreamStatus, now: Date = new Date()): string {
   return "lock free";
 }
 
+/** When the app's scheduler looks next: "in 4 min", "in 30 s", "now"; `null` when none runs. */
+export function nextCheckIn(status: DreamStatus, now: Date = new Date()): string | null {
+  if (status.nextCheck === null) return null;
+  const seconds = Math.max(0, Math.ceil((Date.parse(status.nextCheck) - now.getTime()) / 1000));
+  if (seconds === 0) return "now";
+  return seconds < 120 ? `in ${seconds} s` : `in ${Math.ceil(seconds / 60)} min`;
+}
+
+/** The scheduler in one sentence, for the Background switch. */
+export function schedulerWords(status: DreamStatus, now: Date = new Date()): string {
+  const next = nextCheckIn(status, now);
+  return next === null ? "No background scheduler is running." : `Next background check ${next}.`;
+}
+
 /** Whether a background dream would run now, and if not, the first gate that stops it. */
-export function gateVerdict(status: DreamStatus, settings: DreamSettings): { due: boolean; text: string } {
+export function gateVerdict(
+  status: DreamStatus,
+  settings: DreamSettings,
+  now: Date = new Date(),
+): { due: boolean; text: string } {
+  const next = nextCheckIn(status, now);
   if (status.due) {
     return settings.background
-      ? { due: true, text: "Due: the next background check dreams on this project." }
+      ? { due: true, text: `Due: the next background check${next ? ` (${next})` : ""} dreams on this project.` }
       : { due: true, text: "Due, but background dreams are paused." };
   }
   switch (status.blockedBy) {
@@ -54,7 +73,10 @@ export function gateVerdict(status: DreamStatus, settings: DreamSettings): { due
         text: `Not due: ${formatCount(Math.floor(status.hoursSince ?? 0))} of ${formatCount(status.minHours)} hours since the last consolidation.`,
       };
     case "throttle":
-      return { due: false, text: "Not due: sessions were counted less than 10 minutes ago." };
+      return {
+        due: false,
+        text: `Not due: sessions were counted a short while ago${next ? `; they are counted again ${next}` : ""}.`,
+      };
     case "sessions":
       return {
         due: false,

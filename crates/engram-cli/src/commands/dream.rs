@@ -6,7 +6,7 @@
 
 use memory_engine::config::DreamPolicy;
 use memory_engine::dream::{
-    DreamEvent, DreamEventKind, DreamOptions, DreamOutcome, DreamTarget, TaskStatus,
+    DreamEvent, DreamEventKind, DreamOptions, DreamOutcome, DreamTarget, GateCheck, TaskStatus,
 };
 use memory_engine::job::CancellationToken;
 use memory_engine::{Error, Result};
@@ -135,15 +135,24 @@ fn status_line(status: &memory_engine::dream::DreamStatus) -> String {
         None => "due".to_owned(),
         Some(gate) => format!("not due ({})", gate.describe(status)),
     };
+    let next = if status.enabled {
+        format!(
+            " · {}",
+            status.next_check_words(std::time::SystemTime::now())
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{}: {}{} · {} of {} sessions · {} — {}",
+        "{}: {}{} · {} of {} sessions · {} — {}{}",
         status.project,
         if status.enabled { "" } else { "off · " },
         hours,
         status.sessions_since,
         status.min_sessions,
         lock,
-        verdict
+        verdict,
+        next
     )
 }
 
@@ -151,7 +160,13 @@ fn run_dream(context: &Context, args: &RunArgs) -> Result<Status> {
     let engine = context.engine.clone();
     let json = context.json();
     let options = DreamOptions {
-        force: args.force,
+        gates: if args.force {
+            GateCheck::Skip
+        } else if args.if_due {
+            GateCheck::Schedule
+        } else {
+            GateCheck::Inspect
+        },
         policy: if args.stage {
             Some(DreamPolicy::Review)
         } else if args.apply {
@@ -161,7 +176,6 @@ fn run_dream(context: &Context, args: &RunArgs) -> Result<Status> {
         },
         llm: args.llm.overrides()?,
         current_session: None,
-        scheduled: args.if_due,
     };
     let runtime = runtime()?;
     let cancel = CancellationToken::new();

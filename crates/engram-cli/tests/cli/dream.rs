@@ -590,3 +590,63 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
         "{set}"
     );
 }
+
+/// `n` session transcripts (`<uuid>.jsonl`) in the sandbox project's transcripts dir, as Claude
+/// Code leaves them after `n` sessions.
+fn sessions(s: &Sandbox, n: usize) {
+    let transcripts = PathBuf::from(
+        s.json(&["where"])["transcriptsDir"]
+            .as_str()
+            .expect("transcriptsDir"),
+    );
+    fs::create_dir_all(&transcripts).expect("transcripts dir");
+    for i in 0..n {
+        fs::write(
+            transcripts.join(format!("{i:08}-1111-4111-8111-111111111111.jsonl")),
+            "{\"type\":\"user\"}\n",
+        )
+        .expect("transcript");
+    }
+}
+
+/// The whole scheduled path in one process, with the real clock: a project with dreams on, six
+/// sessions since, no lock, a fresh data dir. The scheduler's own gate check records the scan
+/// time; the run it starts must not then stop at the throttle that check just wrote.
+#[test]
+fn if_due_all_projects_dreams_a_due_project_then_waits_for_the_next_period() {
+    let s = Sandbox::in_project("due").with_engram_home();
+    let dir = messy(&s);
+    sessions(&s, 6);
+    s.json(&["dream", "set", "--enabled", "true"]);
+    let status = s.json(&["dream", "status"]);
+    assert_eq!(status["due"], true, "{status}");
+
+    let out = s.run(&["dream", "run", "--if-due", "--all-projects", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let outcomes: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let ran: Vec<&Value> = outcomes
+        .as_array()
+        .expect("one outcome per due project")
+        .iter()
+        .filter(|o| o["status"] != "skipped")
+        .collect();
+    assert_eq!(ran.len(), 1, "the due project dreams: {outcomes}");
+    assert_eq!(ran[0]["status"], "completed", "{outcomes}");
+    assert!(
+        ran[0]["changeSet"].is_string(),
+        "its changes are staged: {outcomes}"
+    );
+    assert!(dir.join(".consolidate-lock").is_file(), "consolidated now");
+
+    // Consolidated a moment ago: nothing is due until min_hours have passed.
+    let again = s.json(&["dream", "run", "--if-due", "--all-projects"]);
+    assert!(
+        again
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .all(|o| o["status"] == "skipped"),
+        "{again}"
+    );
+    assert_eq!(s.json(&["dream", "status"])["blockedBy"], "time");
+}

@@ -61,7 +61,10 @@ impl BlockedBy {
                 status.hours_since.unwrap_or(0.0).floor(),
                 status.min_hours
             ),
-            BlockedBy::Throttle => "sessions were counted less than 10 minutes ago".to_owned(),
+            BlockedBy::Throttle => format!(
+                "sessions were counted less than {} ago",
+                humantime::format_duration(status.scan_throttle)
+            ),
             BlockedBy::Sessions => format!(
                 "{} of {} sessions since the last consolidation",
                 status.sessions_since, status.min_sessions
@@ -90,6 +93,41 @@ pub struct DreamStatus {
     pub lock: LockInfo,
     pub blocked_by: Option<BlockedBy>,
     pub due: bool,
+    /// When a running scheduler (the app's) next looks at this project and can count its
+    /// sessions (ISO 8601); `None` when no scheduler runs.
+    pub next_check: Option<String>,
+    /// How often sessions are counted.
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub scan_throttle: Duration,
+    /// When sessions were last counted (ms since the epoch).
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub last_scan_ms: Option<i64>,
+}
+
+impl DreamStatus {
+    /// When the scheduler looks next, in words: "next check in 4 min", or that none runs.
+    pub fn next_check_words(&self, now: SystemTime) -> String {
+        let next = self
+            .next_check
+            .as_deref()
+            .and_then(|iso| chrono::DateTime::parse_from_rfc3339(iso).ok())
+            .map(SystemTime::from);
+        match next {
+            Some(next) => {
+                let secs = next.duration_since(now).map_or(0, |d| d.as_secs());
+                match secs {
+                    0 => "next check now".to_owned(),
+                    1..=119 => format!("next check in {secs} s"),
+                    _ => format!("next check in {} min", secs.div_ceil(60)),
+                }
+            }
+            None => "no background scheduler running (the app, or `engram dream run --if-due \
+                     --all-projects` from cron)"
+                .to_owned(),
+        }
+    }
 }
 
 /// How to check.
@@ -133,6 +171,9 @@ pub fn check(inputs: GateInputs<'_>, mode: CheckMode) -> Result<DreamStatus> {
         lock,
         blocked_by: None,
         due: false,
+        next_check: None,
+        scan_throttle: config.scan_throttle,
+        last_scan_ms: read_scan(inputs.throttle_file),
     };
     let blocked = |gate: BlockedBy, status: &mut DreamStatus| {
         status.blocked_by.get_or_insert(gate);
@@ -150,8 +191,10 @@ pub fn check(inputs: GateInputs<'_>, mode: CheckMode) -> Result<DreamStatus> {
             return Ok(status);
         }
     }
-    let last_scan = read_scan(inputs.throttle_file);
-    if last_scan.is_some_and(|scan| now_ms - scan < config.scan_throttle.as_millis() as i64) {
+    if status
+        .last_scan_ms
+        .is_some_and(|scan| now_ms - scan < config.scan_throttle.as_millis() as i64)
+    {
         blocked(BlockedBy::Throttle, &mut status);
         if stop {
             return Ok(status);

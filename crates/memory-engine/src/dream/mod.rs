@@ -32,9 +32,10 @@ use serde::Serialize;
 use crate::config::{Config, DreamPolicy};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::staleness::iso_time;
 
 pub use gates::{BlockedBy, DreamStatus};
-pub use run::{DreamOptions, DreamOutcome};
+pub use run::{DreamOptions, DreamOutcome, GateCheck};
 pub use task::{DreamEvent, DreamEventKind, DreamPhase, DreamTask, DreamTurn, TaskStatus};
 
 /// Default hours between consolidations.
@@ -74,6 +75,10 @@ pub struct DreamSettings {
     pub token_budget: u64,
     /// Whether the background scheduler runs (not paused).
     pub background: bool,
+    /// How often sessions are counted (`[dream] scan_throttle`).
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub scan_throttle: std::time::Duration,
 }
 
 impl Engine {
@@ -151,14 +156,18 @@ impl Engine {
             min_sessions: config.dream.min_sessions.unwrap_or(DEFAULT_MIN_SESSIONS),
             token_budget: config.dream.token_budget.unwrap_or(DEFAULT_TOKEN_BUDGET),
             background: config.dream.background.unwrap_or(true),
+            scan_throttle: config.dream.scan_throttle(),
         }
     }
 
-    /// The gates of `target` now, read only (`engram dream status`).
+    /// The gates of `target` now, read only (`engram dream status`), and when a running
+    /// scheduler next looks at it.
     pub fn dream_status(&self, target: &DreamTarget) -> Result<DreamStatus> {
         self.recover_crashed_dream(target)?;
         let settings = self.dream_settings(target)?;
-        self.check_gates(target, &settings, None, gates::CheckMode::Inspect)
+        let mut status = self.check_gates(target, &settings, None, gates::CheckMode::Inspect)?;
+        status.next_check = self.next_dream_check(&status).map(iso_time);
+        Ok(status)
     }
 
     /// The gates of `target` under `settings` at the engine's now; `current_session` is never
@@ -180,7 +189,7 @@ impl Engine {
                     enabled: settings.enabled,
                     min_hours: settings.min_hours,
                     min_sessions: settings.min_sessions,
-                    ..gates::GateConfig::default()
+                    scan_throttle: settings.scan_throttle,
                 },
                 now: self.clock().now(),
                 current_session,

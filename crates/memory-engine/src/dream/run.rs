@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::gates::{self, BlockedBy, CheckMode};
+use super::gates::{self, BlockedBy, CheckMode, DreamStatus};
 use super::lock::{self, Acquire};
 use super::task::{DreamEvent, DreamEventKind, DreamTask, DreamTurn, TaskStatus};
 use super::{offline, prompt, DreamTarget, MAX_TURNS};
@@ -35,8 +35,8 @@ use crate::staleness::iso_time;
 /// How to run a dream.
 #[derive(Debug, Clone, Default)]
 pub struct DreamOptions {
-    /// Skip the gates (not the lock).
-    pub force: bool,
+    /// Which gates to check before the lock.
+    pub gates: GateCheck,
     /// Override the project's policy: `Some(Review)` stages everything (`--stage`), `Some(Auto)`
     /// applies all but protected changes (`--apply`).
     pub policy: Option<DreamPolicy>,
@@ -44,8 +44,24 @@ pub struct DreamOptions {
     pub llm: LlmOverrides,
     /// The session running this, excluded from the sessions gate (a hook's session).
     pub current_session: Option<String>,
-    /// Run as the scheduler does: the gates record the scan time (the throttle).
-    pub scheduled: bool,
+}
+
+/// How a dream checks its gates before taking the lock. Every scheduled dream is checked once:
+/// the check that found it due is the check.
+#[derive(Debug, Clone, Default)]
+pub enum GateCheck {
+    /// A person's `dream run`: every gate checked, nothing recorded; a closed one skips it.
+    #[default]
+    Inspect,
+    /// The scheduler's check, made by the run itself (`dream run --if-due` on one project):
+    /// stops at the first closed gate and records the scan time (the throttle).
+    Schedule,
+    /// The scheduler found the project due a moment ago with this status, and recorded its
+    /// scan: not checked again (the throttle it just wrote would stop it). If the lock shows a
+    /// consolidation since that check, the dream is skipped as not due.
+    Passed(Box<DreamStatus>),
+    /// No gate (`--force`, "Dream now"); the lock still decides.
+    Skip,
 }
 
 /// What a dream did, as `engram dream run --json` prints it.
@@ -191,12 +207,12 @@ impl Engine {
             provider.as_str(),
             iso_time(now),
         );
-        if !options.force {
-            let mode = if options.scheduled {
-                CheckMode::Schedule
-            } else {
-                CheckMode::Inspect
-            };
+        let mode = match &options.gates {
+            GateCheck::Inspect => Some(CheckMode::Inspect),
+            GateCheck::Schedule => Some(CheckMode::Schedule),
+            GateCheck::Passed(_) | GateCheck::Skip => None,
+        };
+        if let Some(mode) = mode {
             let status =
                 self.check_gates(target, &settings, options.current_session.as_deref(), mode)?;
             if let Some(blocked) = status.blocked_by {
@@ -222,6 +238,18 @@ impl Engine {
                 return Ok(Ready::Skipped(Box::new(task), BlockedBy::Lock));
             }
         };
+        if let GateCheck::Passed(checked) = &options.gates {
+            let consolidated_at = checked.lock.mtime_ms.filter(|_| checked.lock.exists);
+            let prior = held.prior_mtime_ms();
+            if (prior != 0).then_some(prior) != consolidated_at {
+                // Another dream (Claude Code's, or another Engram's) finished between the
+                // scheduler's check and this lock: its consolidation restarts the clock.
+                held.rollback()?;
+                task.status = TaskStatus::Skipped;
+                task.summary = Some("not due: consolidated since the scheduler checked".into());
+                return Ok(Ready::Skipped(Box::new(task), BlockedBy::Time));
+            }
+        }
         task.prior_mtime = Some(held.prior_mtime_ms());
         let since = held.prior_mtime_ms();
         let sessions = gates::sessions_touched_since(

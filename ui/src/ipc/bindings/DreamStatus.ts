@@ -9,4 +9,9 @@ export type DreamStatus = { project: string, memoryDir: string, enabled: boolean
 /**
  * Hours since the last consolidation; `None`: never consolidated.
  */
-hoursSince: number | null, minHours: number, sessionsSince: number, minSessions: number, lock: LockInfo, blockedBy: BlockedBy | null, due: boolean, };
+hoursSince: number | null, minHours: number, sessionsSince: number, minSessions: number, lock: LockInfo, blockedBy: BlockedBy | null, due: boolean, 
+/**
+ * When a running scheduler (the app's) next looks at this project and can count its
+ * sessions (ISO 8601); `None` when no scheduler runs.
+ */
+nextCheck: string | null, };
