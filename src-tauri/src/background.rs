@@ -10,6 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use memory_engine::dream::{DreamEvent, DreamEventKind, DreamOptions, DreamTask, GateCheck};
+use memory_engine::llm::CancellationToken;
 use memory_engine::JobKind;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
@@ -21,10 +22,17 @@ use crate::state::AppState;
 /// or sooner when `[dream] check_every` is shorter. Then one look every `check_every`.
 const FIRST_TICK: Duration = Duration::from_secs(60);
 
-/// The project dreaming in this app now, for the tray's status line.
+/// How long quitting waits for the hook server and the scheduler to stop (socket removed, a
+/// dream in progress rolled back).
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// The project dreaming in this app now, for the tray's status line; and what stops the
+/// background work when the app quits.
 #[derive(Default)]
 pub struct Background {
     dreaming: Mutex<Option<String>>,
+    stop: CancellationToken,
+    tasks: Mutex<Vec<tauri::async_runtime::JoinHandle<()>>>,
 }
 
 impl Background {
@@ -62,45 +70,81 @@ pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
     }
 }
 
-/// Starts the scheduler loop for the app's lifetime.
+/// Starts the hook server and the scheduler loop for the app's lifetime ([`stop`] ends them),
+/// and quits the app as the tray's Quit does when the system asks it to end (SIGTERM at logout
+/// or shutdown, SIGINT, SIGHUP).
 pub fn start<R: Runtime>(app: &AppHandle<R>) {
     app.manage(Background::default());
+    let background = app.state::<Background>();
+    let stop = background.stop.clone();
     // The prompt hook's fast path: while the app runs, Claude Code's hook asks it over a private
     // socket, answered from memory indexes kept current by file watchers. Runs until the app
     // ends (the socket is removed then, or replaced by the next start after a crash).
     let engine = app.state::<AppState>().engine().clone();
-    tauri::async_runtime::spawn(async move {
-        match engine
-            .serve_prompt_hook(memory_engine::llm::CancellationToken::new())
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => eprintln!(
-                "engram-app: another Engram answers prompt hooks on {}",
-                engine.hook_socket_path().display()
-            ),
-            Err(error) => eprintln!("engram-app: no prompt hook server: {error}"),
+    let server = tauri::async_runtime::spawn({
+        let stop = stop.clone();
+        async move {
+            match engine.serve_prompt_hook(stop).await {
+                Ok(true) => {}
+                Ok(false) => eprintln!(
+                    "engram-app: another Engram answers prompt hooks on {}",
+                    engine.hook_socket_path().display()
+                ),
+                Err(error) => eprintln!("engram-app: no prompt hook server: {error}"),
+            }
         }
     });
-    let app = app.clone();
-    let engine = app.state::<AppState>().engine().clone();
-    tauri::async_runtime::spawn(async move {
-        // Runs for the app's lifetime: the runtime ends it when the app quits.
-        let forever = memory_engine::llm::CancellationToken::new();
-        engine
-            .run_dream_scheduler(
-                FIRST_TICK,
-                forever,
-                |event| on_event(&app, &event),
-                |outcome| {
-                    if let Err(error) = outcome {
-                        eprintln!("engram-app: background dream: {error}");
-                    }
-                    crate::tray::refresh(&app);
-                },
-            )
-            .await;
+    let scheduler = tauri::async_runtime::spawn({
+        let app = app.clone();
+        let engine = app.state::<AppState>().engine().clone();
+        let stop = stop.clone();
+        async move {
+            engine
+                .run_dream_scheduler(
+                    FIRST_TICK,
+                    stop,
+                    |event| on_event(&app, &event),
+                    |outcome| {
+                        if let Err(error) = outcome {
+                            eprintln!("engram-app: background dream: {error}");
+                        }
+                        crate::tray::refresh(&app);
+                    },
+                )
+                .await;
+        }
     });
+    *background
+        .tasks
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = vec![server, scheduler];
+    quit_on_signals(app);
+}
+
+/// The system asking the app to end (SIGTERM at logout or shutdown, SIGINT, SIGHUP) quits it
+/// the way the tray's Quit does, so [`stop`] runs.
+fn quit_on_signals<R: Runtime>(app: &AppHandle<R>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let app = app.clone();
+        tauri::async_runtime::spawn(async move {
+            let (Ok(mut term), Ok(mut interrupt), Ok(mut hangup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::hangup()),
+            ) else {
+                eprintln!("engram-app: cannot listen for signals: quit from the tray");
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+                _ = hangup.recv() => {}
+            }
+            app.exit(0);
+        });
+    }
 }
 
 /// The tray's "Dream now": dreams the project the window shows, gates skipped.
@@ -167,6 +211,30 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: &DreamEvent) {
         }
         DreamEventKind::Turn | DreamEventKind::FileTouched => {}
     }
+}
+
+/// Ends the background work as the app quits: the hook server stops (its socket removed), the
+/// scheduler stops (a dream in progress is dropped: nothing lands, its lock rolls back). Waits
+/// a few seconds at most.
+pub fn stop<R: Runtime>(app: &AppHandle<R>) {
+    let Some(background) = app.try_state::<Background>() else {
+        return;
+    };
+    background.stop.cancel();
+    let tasks = std::mem::take(
+        &mut *background
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    tauri::async_runtime::block_on(async {
+        let all = async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        };
+        let _ = tokio::time::timeout(STOP_GRACE, all).await;
+    });
 }
 
 /// Tells the windows a dream finished and notifies the person when it left changes to review.

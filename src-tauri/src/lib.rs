@@ -122,7 +122,15 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
         Ok(())
     })
     .on_window_event(remember_window)
-    .run(tauri::generate_context!())
+    .build(tauri::generate_context!())?
+    .run(|app, event| {
+        // However the app ends (the tray's Quit, a signal, the last window closed), the hook
+        // socket goes and a dream in progress rolls back before the process exits.
+        if let tauri::RunEvent::Exit = event {
+            background::stop(app);
+        }
+    });
+    Ok(())
 }
 
 /// Gives the main window the size it had when the app last closed.

@@ -95,6 +95,8 @@ impl Engine {
     /// `[dream] check_every` if that is sooner), then a [`Engine::dream_tick`] every
     /// `check_every`, read again before each wait so a changed setting applies from the next
     /// tick. `after_tick` hears each tick's result (a failed tick does not stop the scheduler).
+    /// Cancelling stops it at once, a dream in progress included (nothing lands, its lock rolls
+    /// back), and removes its record.
     pub async fn run_dream_scheduler(
         &self,
         first: Duration,
@@ -109,7 +111,12 @@ impl Engine {
                 () = tokio::time::sleep(wait) => {}
                 () = cancel.cancelled() => break,
             }
-            after_tick(self.dream_tick(&mut on_event).await);
+            // Stopping mid-dream drops the run: its lock rolls back, as after a kill.
+            let outcome = tokio::select! {
+                outcome = self.dream_tick(&mut on_event) => outcome,
+                () = cancel.cancelled() => break,
+            };
+            after_tick(outcome);
             wait = self.dream_check_every().await;
         }
         let _ = std::fs::remove_file(self.scheduler_record_path());
