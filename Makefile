@@ -4,9 +4,10 @@
 #   make run    build the UI and start the desktop app
 #   make bench  recall quality on the labeled set per provider; scan, index, lint, open and the
 #               session paths timed against their floors
+#   make soak   the release app and the real Claude Code left to run together (SOAK_MINUTES, default 10)
 #   make fuzz   libFuzzer over the parsers of outside input (FUZZ_SECONDS each, default 600)
-#   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, and
-#               the end-to-end test of the real app under Xvfb
+#   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, the
+#               end-to-end test of the real app under Xvfb, and a 3-minute soak
 #
 # Every cargo invocation passes the same --features: a different feature set rebuilds the whole
 # GTK/WebKit dependency graph (~70 s).
@@ -17,7 +18,7 @@ SHELL := bash
 CARGO_FEATURES := --features engram-app/custom-protocol
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --
 
-.PHONY: run test bench fuzz setup setup-test ui ui-test
+.PHONY: run test bench soak fuzz setup setup-test ui ui-test
 
 run: setup ui
 	cargo run --locked -p engram-app $(CARGO_FEATURES)
@@ -36,6 +37,7 @@ test: setup-test ui-test ui
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_dreams -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_sessions -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_agents -- --ignored
+	$(MAKE) --no-print-directory soak SOAK_MINUTES=3
 
 # Release build: debug timings say nothing about what users get.
 # Local recall is measured with the real model (setup fetches it; ENGRAM_MODELS_DIR overrides).
@@ -46,6 +48,17 @@ bench: ui
 	cargo build --release --locked -p engram-cli
 	cargo build --release --locked -p engram-app $(CARGO_FEATURES)
 	cargo run --release --locked -p engram-bench
+
+# The product left to run by itself: the release app under Xvfb, Claude Code's hooks installed, the
+# real Claude Code driven through many sessions against a scripted model for SOAK_MINUTES (default
+# 10), background dreams on with short gates; prints and checks dreams, extractions, recall, lost
+# memories, the app's resources, idle CPU, and what is left after quitting (bench/src/soak.rs).
+SOAK_MINUTES ?= 10
+soak: export ENGRAM_TEST_CLAUDE := $(CURDIR)/target/tools/claude-code/node_modules/.bin/claude
+soak: setup-test ui
+	cargo build --release --locked -p engram-cli
+	cargo build --release --locked -p engram-app $(CARGO_FEATURES)
+	cargo run --release --locked -p engram-bench -- --soak $(SOAK_MINUTES)
 
 # libFuzzer over every parser of outside input (FUZZ_SECONDS per target, default 600); nightly.
 fuzz:

@@ -104,7 +104,7 @@ pub fn app_start(corpus: &Path) -> Result<(), String> {
 }
 
 /// Ends the whole group (dbus-run-session, the app, its WebKit processes) when dropped.
-struct ProcessGroup(Child);
+pub(crate) struct ProcessGroup(pub(crate) Child);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
@@ -123,13 +123,13 @@ impl Drop for ProcessGroup {
 }
 
 /// A display for the app: `$DISPLAY`, else a private Xvfb started here (ended on drop).
-struct Display {
-    name: String,
+pub(crate) struct Display {
+    pub(crate) name: String,
     server: Option<Child>,
 }
 
 impl Display {
-    fn ensure() -> Result<Display, String> {
+    pub(crate) fn ensure() -> Result<Display, String> {
         if let Ok(name) = std::env::var("DISPLAY") {
             return Ok(Display { name, server: None });
         }
@@ -168,7 +168,7 @@ impl Drop for Display {
 }
 
 /// `pid` and every process under it.
-fn descendants(pid: u32) -> Vec<u32> {
+pub(crate) fn descendants(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     if let Ok(entries) = fs::read_dir("/proc") {
         for entry in entries.flatten() {
@@ -209,7 +209,7 @@ fn descendants(pid: u32) -> Vec<u32> {
 
 /// A memory figure of `pid` from `/proc/<pid>/status` (`VmRSS`, `RssAnon`, …) in KiB (0 when
 /// gone).
-fn status_kib(pid: u32, field: &str) -> u64 {
+pub(crate) fn status_kib(pid: u32, field: &str) -> u64 {
     let prefix = format!("{field}:");
     fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()

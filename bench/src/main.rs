@@ -14,7 +14,8 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|app]`.
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|app]`,
+//! or `engram-bench --soak MINUTES` for the soak (`soak.rs`, `make soak`).
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
 
 use std::fs;
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 mod app;
 mod recall;
 mod sessions;
+mod soak;
 
 use memory_engine::recall::Selector;
 use memory_engine::testing::fixtures::{Xorshift, VOCABULARY};
@@ -47,6 +49,8 @@ struct Options {
     corpus: PathBuf,
     /// `memory` or `sessions`: run only that group.
     only: Option<String>,
+    /// `--soak MINUTES`: the soak instead of the benches (`make soak`).
+    soak_minutes: Option<f64>,
 }
 
 fn parse_options() -> Result<Options, String> {
@@ -55,6 +59,7 @@ fn parse_options() -> Result<Options, String> {
         rounds: 7,
         corpus: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"),
         only: None,
+        soak_minutes: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -71,6 +76,13 @@ fn parse_options() -> Result<Options, String> {
             }
             "--corpus" => options.corpus = PathBuf::from(value()?),
             "--only" => options.only = Some(value()?),
+            "--soak" => {
+                options.soak_minutes = Some(
+                    value()?
+                        .parse()
+                        .map_err(|_| "bad --soak minutes".to_string())?,
+                )
+            }
             "--child-parse" => {
                 let kind = value()?;
                 let path = PathBuf::from(value()?);
@@ -88,6 +100,9 @@ type Operation<'a> = dyn Fn() -> Result<usize, String> + 'a;
 
 fn run() -> Result<(), String> {
     let options = parse_options()?;
+    if let Some(minutes) = options.soak_minutes {
+        return soak::soak(&options.corpus, minutes);
+    }
     if options.only.as_deref() == Some("sessions") {
         return sessions::session_benches(&options.corpus, options.rounds);
     }
