@@ -25,6 +25,43 @@ fn team_check_exits_2_naming_the_rule_and_0_for_a_safe_key() {
     assert_eq!(exit_code(&ok), 0, "{}", stderr(&ok));
 }
 
+/// Issue #20 item 12: keys that reach `../` only through NFKC and URL-decoding together,
+/// overlong UTF-8, and names no file could have were accepted with exit 0.
+#[test]
+fn team_check_refuses_combined_decodings_overlong_utf8_and_names_no_file_could_have() {
+    let s = Sandbox::in_project("team").with_engram_home();
+    let memory = s.root().join("mem");
+    fs::create_dir_all(memory.join("team")).expect("team");
+    let dir = memory.to_string_lossy().into_owned();
+    let long_name = format!("{}.md", "n".repeat(252));
+    for (key, rule) in [
+        (
+            "\u{FF05}\u{FF12}\u{FF45}\u{FF05}\u{FF12}\u{FF45}\u{FF05}\u{FF12}\u{FF46}x.md"
+                .to_owned(),
+            "url-encoded-traversal",
+        ),
+        (
+            "%ef%bc%8e%ef%bc%8e%ef%bc%8fx.md".to_owned(),
+            "url-encoded-traversal",
+        ),
+        ("%c0%ae%c0%ae%c0%afx.md".to_owned(), "bad-encoding"),
+        (format!("{long_name}.md"), "too-long"),
+        (format!("{}x.md", "notes/".repeat(700)), "too-long"),
+        ("notes/".to_owned(), "not-a-file-name"),
+    ] {
+        let out = s.run(&["team", "check", &key, "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 2, "{key:.60}: {}", stderr(&out));
+        assert!(stderr(&out).contains(rule), "{key:.60}: {}", stderr(&out));
+    }
+    let ok = s.run(&["team", "check", &long_name, "--memory-dir", &dir]);
+    assert_eq!(
+        exit_code(&ok),
+        0,
+        "a 255-byte name is a file: {}",
+        stderr(&ok)
+    );
+}
+
 #[test]
 fn secrets_scan_reports_file_line_and_rule_and_never_modifies() {
     let s = Sandbox::in_project("secrets").with_engram_home();

@@ -15,8 +15,12 @@ use crate::error::{Error, Result};
 
 /// The most a team memory file may hold.
 pub const MAX_TEAM_FILE_BYTES: usize = 250_000;
-/// URL-decoding rounds before a key that keeps decoding is refused outright.
+/// Rounds of URL-decoding and NFKC before a key that keeps changing is refused outright.
 const MAX_DECODE_ROUNDS: usize = 8;
+/// The longest file or folder name (Linux's `NAME_MAX`, in bytes): a longer one is no file.
+const MAX_NAME_BYTES: usize = 255;
+/// The longest key (Linux's `PATH_MAX`, in bytes).
+const MAX_KEY_BYTES: usize = 4096;
 
 /// The §9 rule that refused a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -26,6 +30,9 @@ pub enum KeyRule {
     Nul,
     UrlEncodedTraversal,
     NfkcTraversal,
+    BadEncoding,
+    TooLong,
+    NotAFileName,
     Backslash,
     Absolute,
     OutsideTeam,
@@ -42,6 +49,11 @@ impl KeyRule {
             KeyRule::NfkcTraversal => {
                 "Unicode NFKC normalisation turns it into a path with `..`, `/`, `\\` or NUL"
             }
+            KeyRule::BadEncoding => {
+                "URL-decodes to bytes that are not UTF-8 (an overlong or broken encoding)"
+            }
+            KeyRule::TooLong => "a name in it is over 255 bytes, or the whole key over 4096",
+            KeyRule::NotAFileName => "ends in `/`, `.` or `..`: no file has that name",
             KeyRule::Backslash => "contains a backslash",
             KeyRule::Absolute => "is an absolute path",
             KeyRule::OutsideTeam => "resolves outside team/",
@@ -79,8 +91,9 @@ impl From<KeyRefused> for Error {
     }
 }
 
-/// `text` with each `%XX` escape decoded (bytes that do not form UTF-8 are replaced).
-fn percent_decode(text: &str) -> String {
+/// `text` with each `%XX` escape decoded; `None` when the bytes decoded do not form UTF-8
+/// (an overlong `%c0%ae` is refused, never replaced by something that looks harmless).
+fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -101,7 +114,7 @@ fn percent_decode(text: &str) -> String {
             }
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).ok()
 }
 
 fn traverses(text: &str) -> bool {
@@ -121,26 +134,32 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
     if key.contains('\0') {
         return Err(refuse(KeyRule::Nul));
     }
-    // Decoded until stable, so `%252e%252e%252f` (double-encoded) is caught like `%2e%2e%2f`.
-    let mut decoded = key.to_owned();
+    if key.len() > MAX_KEY_BYTES || key.split('/').any(|name| name.len() > MAX_NAME_BYTES) {
+        return Err(refuse(KeyRule::TooLong));
+    }
+    // URL-decoding and NFKC, each round both, until the text is stable: one step can make what
+    // the other undoes (`％２ｅ` is `%2e` after NFKC, `%ef%bc%8e` is `．` after decoding), so
+    // `%252e%252e%252f`, `％２ｅ％２ｅ％２ｆ` and `%ef%bc%8e%ef%bc%8e%ef%bc%8f` are all `../`.
+    let mut settled = key.to_owned();
+    let mut url_decoded = false;
     for round in 0.. {
-        let next = percent_decode(&decoded);
-        if next == decoded {
+        let decoded = percent_decode(&settled).ok_or_else(|| refuse(KeyRule::BadEncoding))?;
+        url_decoded |= decoded != settled;
+        let next: String = decoded.nfkc().collect();
+        if next == settled {
             break;
         }
-        if round == MAX_DECODE_ROUNDS || next.contains('\0') {
+        if round == MAX_DECODE_ROUNDS {
             return Err(refuse(KeyRule::UrlEncodedTraversal));
         }
-        decoded = next;
+        settled = next;
     }
-    if decoded != key && (traverses(&decoded) || decoded.contains('\\')) {
-        return Err(refuse(KeyRule::UrlEncodedTraversal));
-    }
-    let normalized: String = key.nfkc().collect();
-    if normalized != key
-        && (traverses(&normalized) || normalized.contains('\\') || normalized.contains('\0'))
-    {
-        return Err(refuse(KeyRule::NfkcTraversal));
+    if settled != key && (traverses(&settled) || settled.contains('\\') || settled.contains('\0')) {
+        return Err(refuse(if url_decoded {
+            KeyRule::UrlEncodedTraversal
+        } else {
+            KeyRule::NfkcTraversal
+        }));
     }
     if key.contains('\\') {
         return Err(refuse(KeyRule::Backslash));
@@ -160,6 +179,10 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
     }
     if depth == 0 {
         return Err(refuse(KeyRule::OutsideTeam));
+    }
+    // `notes/` or `notes/.` stays inside team/ but names a folder: nothing could be written there.
+    if matches!(key.rsplit('/').next(), Some("" | "." | "..")) {
+        return Err(refuse(KeyRule::NotAFileName));
     }
     let path = crate::paths::normalize_lexically(&team_root.join(key));
     // On disk: the deepest existing ancestor (the path itself if it exists), with its symlinks

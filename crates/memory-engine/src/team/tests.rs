@@ -182,3 +182,54 @@ fn safe_keys_are_accepted_and_written_inside_team() {
     assert!(secret.to_string().contains("secret rule"), "{secret}");
     assert!(!team.join("token.md").exists());
 }
+
+/// Issue #20 item 12: keys that reach `../` only through URL-decoding and NFKC together, an
+/// overlong UTF-8 encoding, and names no file could have.
+#[cfg(unix)]
+#[test]
+fn keys_that_traverse_through_combined_decodings_or_name_no_file_are_refused() {
+    let (tmp, team) = hostile_tree();
+    let before = tree(tmp.path());
+    let rule = |key: &str| {
+        validate_key(&team, key)
+            .map(|_| panic!("{:?}… accepted", &key[..key.len().min(60)]))
+            .unwrap_err()
+            .rule
+    };
+    let long_name = format!("{}.md", "a".repeat(MAX_NAME_BYTES - 3));
+    let long_key = format!("{}x.md", "notes/".repeat(MAX_KEY_BYTES / 6 + 1));
+    for (key, expected) in [
+        // NFKC first makes `%2e%2e%2f`, which then URL-decodes.
+        (
+            "\u{FF05}\u{FF12}\u{FF45}\u{FF05}\u{FF12}\u{FF45}\u{FF05}\u{FF12}\u{FF46}x.md",
+            KeyRule::UrlEncodedTraversal,
+        ),
+        // URL-decoding first makes fullwidth `．．／`, which NFKC turns into `../`.
+        (
+            "%ef%bc%8e%ef%bc%8e%ef%bc%8fx.md",
+            KeyRule::UrlEncodedTraversal,
+        ),
+        ("%EF%BC%8E%EF%BC%8E/x.md", KeyRule::UrlEncodedTraversal),
+        // Overlong UTF-8 for `..` and `/`: refused, never replaced by something harmless.
+        ("%c0%ae%c0%ae%c0%afx.md", KeyRule::BadEncoding),
+        ("%e0%80%ae%e0%80%ae/x.md", KeyRule::BadEncoding),
+        ("caf%e9.md", KeyRule::BadEncoding),
+        (&format!("a{long_name}"), KeyRule::TooLong),
+        (&format!("notes/{long_name}x/y.md"), KeyRule::TooLong),
+        (&long_key, KeyRule::TooLong),
+        ("notes/", KeyRule::NotAFileName),
+        ("notes/.", KeyRule::NotAFileName),
+        ("a/b/..", KeyRule::NotAFileName),
+        ("x.md/", KeyRule::NotAFileName),
+    ] {
+        assert_eq!(rule(key), expected, "{key:?}");
+        assert!(
+            write_team_file(&team, key, "x\n").is_err(),
+            "{key:?} written"
+        );
+    }
+    assert_eq!(tree(tmp.path()), before, "nothing written anywhere");
+    // At the limits, still a file.
+    assert!(validate_key(&team, &long_name).is_ok(), "a 255-byte name");
+    assert!(validate_key(&team, &format!("notes/{long_name}")).is_ok());
+}
