@@ -289,7 +289,9 @@ impl MemoryDir {
             Some(file) => {
                 let rel = validate_file_name(self.root(), file)?;
                 check_linkable_name(&rel)?;
-                check_team_key(&rel)?;
+                if self.is_team_file(&rel) {
+                    check_team_key(&rel)?;
+                }
                 Ok(rel)
             }
             None => Ok(format!(
@@ -312,7 +314,9 @@ impl MemoryDir {
         let (rel, path) = self.resolve(file)?;
         let (new_rel, _) = self.resolve(new_file)?;
         check_linkable_name(&new_rel)?;
-        check_team_key(&new_rel)?;
+        if self.is_team_file(&new_rel) {
+            check_team_key(&new_rel)?;
+        }
         if new_rel == rel {
             return Err(Error::InvalidInput(format!(
                 "{rel}: the new name is the same as the old one"

@@ -181,9 +181,14 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                     report.updated_at
                 );
                 for refused in &report.refused {
+                    let place = if refused.in_name {
+                        "its name".to_owned()
+                    } else {
+                        format!("line {}", refused.line)
+                    };
                     text.push_str(&format!(
-                        "  refused {}: line {} matches secret rule {}\n",
-                        refused.file, refused.line, refused.rule
+                        "  refused {}: {place} matches secret rule {}\n",
+                        refused.file, refused.rule
                     ));
                 }
                 output::print(&text);

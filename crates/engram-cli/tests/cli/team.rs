@@ -1,8 +1,95 @@
-//! `engram team check` and `engram secrets scan`.
+//! `engram team check`, `engram team` sync through a bare git remote on disk (teammates as
+//! separate sandboxes: their own HOME and Engram data), and `engram secrets scan`.
 
 use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
 
 use crate::support::{exit_code, stderr, Sandbox};
+
+/// A bare git repo at `<root>/team.git`: the team's remote.
+fn bare_remote(root: &Path) -> PathBuf {
+    let remote = root.join("team.git");
+    let ok = Command::new("git")
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(&remote)
+        .status()
+        .expect("git");
+    assert!(ok.success());
+    remote
+}
+
+/// `git ARGS` in `dir`, which must succeed; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The paths on the remote's `main`.
+fn remote_files(remote: &Path) -> Vec<String> {
+    git(remote, &["ls-tree", "-r", "--name-only", "main"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One teammate: a sandbox of their own, a memory dir at `<root>/mem` with `team/`, the
+/// team remote set.
+struct Mate {
+    sandbox: Sandbox,
+    memory: PathBuf,
+}
+
+impl Mate {
+    fn new(name: &str, remote: &Path) -> Mate {
+        let sandbox = Sandbox::in_project(name).with_engram_home();
+        let memory = sandbox.root().join("mem");
+        fs::create_dir_all(memory.join("team")).expect("team");
+        let mate = Mate { sandbox, memory };
+        mate.json(&["team", "remote", "set", &remote.to_string_lossy()]);
+        mate
+    }
+
+    fn write(&self, key: &str, text: &str) {
+        let path = self.memory.join("team").join(key);
+        fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        fs::write(path, text).expect("write");
+    }
+
+    /// `engram ARGS --memory-dir <mem> --json`, which must exit 0.
+    fn json(&self, args: &[&str]) -> Value {
+        let dir = self.memory.to_string_lossy().into_owned();
+        self.sandbox
+            .json(&[args, &["--memory-dir", dir.as_str()]].concat())
+    }
+
+    /// The `file`s a pull or push report skipped, with why.
+    fn skipped(report: &Value) -> Vec<(String, String)> {
+        report["skipped"]
+            .as_array()
+            .expect("skipped")
+            .iter()
+            .map(|s| {
+                (
+                    s["file"].as_str().expect("file").to_owned(),
+                    s["reason"].as_str().expect("reason").to_owned(),
+                )
+            })
+            .collect()
+    }
+}
 
 #[test]
 fn team_check_exits_2_naming_the_rule_and_0_for_a_safe_key() {
@@ -130,6 +217,110 @@ fn team_sync_through_a_bare_repo_reports_status_in_the_documented_shape() {
             after["conflicts"].as_u64()
         ),
         (Some(0), Some(0), Some(0))
+    );
+}
+
+/// Issue #20 item 2: `remember --memory-dir <memory>/team --file AKIA….md` was accepted and a
+/// folder named `ghp_…/` was pushed: a secret in a path is refused on write, never pushed, and
+/// warned about in private memory.
+#[test]
+fn a_secret_in_a_file_or_folder_name_never_reaches_the_team_remote() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare_remote(tmp.path());
+    let ada = Mate::new("ada", &remote);
+    let aws = "AKIA".to_string() + "Z7QWERTYUIOP3XMB";
+    let pat = format!("ghp_{}", "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7");
+    let file = format!("{aws}.md");
+    let remember = |memory_dir: &Path, file: &str| {
+        ada.sandbox.run(&[
+            "remember",
+            "--type",
+            "reference",
+            "--name",
+            "AWS account",
+            "--description",
+            "which account deploys",
+            "--file",
+            file,
+            "--body",
+            "the deploy account",
+            "--memory-dir",
+            &memory_dir.to_string_lossy(),
+        ])
+    };
+    // Into the team folder itself, and into team/ of the memory dir: refused, nothing written.
+    for (dir, key) in [
+        (ada.memory.join("team"), file.clone()),
+        (ada.memory.clone(), format!("team/{file}")),
+    ] {
+        let out = remember(&dir, &key);
+        assert_eq!(exit_code(&out), 2, "{key}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("path looks like a credential (aws-access-token)"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // The team folder as the memory dir is team memory for what is inside a file too.
+    let out = ada.sandbox.run(&[
+        "remember",
+        "--type",
+        "reference",
+        "--name",
+        "CI",
+        "--description",
+        "the CI token",
+        "--body",
+        &format!("token {pat}"),
+        "--memory-dir",
+        &ada.memory.join("team").to_string_lossy(),
+    ]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("team memory is shared"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ada.memory.join("team").join(&file).exists());
+    assert!(!ada.memory.join("team/MEMORY.md").exists(), "no index line");
+    // In private memory: written, with a warning naming the rule.
+    let out = remember(&ada.memory, &file);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("path looks like a credential (aws-access-token)"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Written by hand into team/: a folder named after a token, and a file.
+    ada.write(&format!("{pat}/notes.md"), "---\nname: Notes\n---\nplain\n");
+    ada.write(&file, "---\nname: AWS\n---\nplain\n");
+    ada.write("deploy.md", "---\nname: Deploy\n---\nFly.io\n");
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(
+        pushed["files"],
+        serde_json::json!(["deploy.md"]),
+        "{pushed}"
+    );
+    let mut skipped = Mate::skipped(&pushed);
+    skipped.sort();
+    assert_eq!(
+        skipped,
+        [
+            (
+                file.clone(),
+                "its path matches secret rule aws-access-token: not pushed".to_owned()
+            ),
+            (
+                format!("{pat}/notes.md"),
+                "its path matches secret rule github-pat: not pushed".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(
+        remote_files(&remote),
+        ["deploy.md"],
+        "only the clean file left"
     );
 }
 

@@ -477,14 +477,15 @@ impl Engine {
         fs::create_dir_all(&snapshot).at(&snapshot)?;
         let mut writes = Vec::new();
         for (name, content) in files.into_iter().filter(|(n, _)| n.ends_with(".md")) {
-            match crate::secrets::scan_file(&name, content.as_bytes())
+            match crate::secrets::scan_shared_file(&name, content.as_bytes())
                 .into_iter()
                 .next()
             {
                 Some(finding) => report.refused.push(RefusedSecret {
                     file: name,
                     rule: finding.rule.to_owned(),
-                    line: finding.line,
+                    line: finding.line.unwrap_or(0),
+                    in_name: finding.line.is_none(),
                 }),
                 None => {
                     writes.push((snapshot.join(&name), content));
@@ -517,7 +518,9 @@ pub struct PublishReport {
 pub struct RefusedSecret {
     pub file: String,
     pub rule: String,
+    /// The 1-based line; 0 when the secret is in the file's name (`in_name`).
     pub line: usize,
+    pub in_name: bool,
 }
 
 fn write_marker(dir: &Path, updated_at: &str) -> Result<()> {

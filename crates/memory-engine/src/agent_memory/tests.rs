@@ -244,6 +244,40 @@ fn replace_deletes_local_markdown_first_and_publish_refuses_secrets() {
     assert!(snapshot_updated_at(&snapshot).is_some());
 }
 
+/// Issue #20 item 2: a file named after a token is as shared as one holding it.
+#[test]
+fn publish_refuses_a_file_whose_name_is_a_secret() {
+    let s = setup();
+    fs::create_dir_all(s.dir()).expect("dir");
+    fs::write(s.dir().join("style.md"), STYLE).expect("style");
+    let named = format!("{}.md", "AKIA".to_string() + "Z7QWERTYUIOP3XMB");
+    fs::write(
+        s.dir().join(&named),
+        "---\nname: Account\n---\nplain text\n",
+    )
+    .expect("named");
+    let report = s
+        .engine
+        .publish_agent_memory("code-reviewer", AgentScope::Project, &s.cwd)
+        .expect("publish");
+    assert_eq!(report.published, ["style.md"]);
+    assert_eq!(report.refused.len(), 1, "{report:?}");
+    let refused = &report.refused[0];
+    assert_eq!(
+        (
+            refused.file.as_str(),
+            refused.rule.as_str(),
+            refused.in_name
+        ),
+        (named.as_str(), "aws-access-token", true)
+    );
+    let snapshot = s.cwd.join(".claude/agent-memory-snapshots/code-reviewer");
+    assert!(
+        !snapshot.join(&named).exists(),
+        "never in the shared snapshot"
+    );
+}
+
 /// The app opens an agent memory dir by its store name, with the commands it uses for a
 /// project's memory; only the dirs of listed agents of seen projects can be named.
 #[test]

@@ -204,7 +204,9 @@ impl MemoryDir {
         let rel = match req.file.as_deref() {
             Some(file) => {
                 let rel = validate_file_name(&self.root, file)?;
-                check_team_key(&rel)?;
+                if self.is_team_file(&rel) {
+                    check_team_key(&rel)?;
+                }
                 rel
             }
             None => self
@@ -275,7 +277,13 @@ impl MemoryDir {
                 (line, changed)
             }
         };
-        let warnings = secret_warnings(&rel, &req.name, &req.description, &req.body)?;
+        let warnings = secret_warnings(
+            &rel,
+            self.is_team_file(&rel),
+            &req.name,
+            &req.description,
+            &req.body,
+        )?;
         Ok(RememberOutcome {
             file: rel,
             action,
@@ -386,6 +394,12 @@ impl MemoryDir {
         Ok(stray)
     }
 
+    /// Whether `rel` is team memory, shared with teammates: under `team/`, or anywhere in a memory
+    /// dir that is itself a `team/` folder (`--memory-dir <memory>/team`).
+    pub(crate) fn is_team_file(&self, rel: &str) -> bool {
+        rel.starts_with("team/") || self.root.file_name().is_some_and(|name| name == "team")
+    }
+
     /// Validates `file` and confines it to the root: returns the normalised relative name and the
     /// path to use.
     pub fn resolve(&self, file: &str) -> Result<(String, PathBuf)> {
@@ -458,11 +472,9 @@ pub fn validate_file_name(root: &Path, file: &str) -> Result<String> {
 /// Refuses a team memory key in any of the forms FORMATS.md §9 rejects from a teammate: URL
 /// escapes (`..%2f`, `%2e%2e/`), characters that NFKC-normalise to something else (fullwidth
 /// dots and slashes), control characters. Engram never writes such a key into `team/` itself.
+/// Callers check only team files ([`MemoryDir::is_team_file`]).
 pub(crate) fn check_team_key(rel: &str) -> Result<()> {
     use unicode_normalization::UnicodeNormalization;
-    if !(rel.starts_with("team/")) {
-        return Ok(());
-    }
     let refuse = |why: &str| {
         Err(Error::InvalidInput(format!(
             "team memory {rel:?}: {why}; team keys are plain names (FORMATS.md §9)"
@@ -547,11 +559,31 @@ fn confine(root: &Path, path: &Path) -> Result<()> {
     }
 }
 
-/// Likely secrets in what `remember` is about to write: refused for team memory (shared with
-/// others, FORMATS.md §9), a warning each elsewhere — the description lands in the always-loaded
-/// index too.
-fn secret_warnings(rel: &str, name: &str, description: &str, body: &str) -> Result<Vec<String>> {
+/// Likely secrets in what `remember` is about to write, its file's path included: refused for
+/// team memory (`team`: shared with others, FORMATS.md §9), a warning each elsewhere — the
+/// description and the path land in the always-loaded index too.
+fn secret_warnings(
+    rel: &str,
+    team: bool,
+    name: &str,
+    description: &str,
+    body: &str,
+) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
+    let in_path = crate::secrets::scan_path(rel);
+    if !in_path.is_empty() {
+        let rules = in_path.join(", ");
+        if team {
+            return Err(Error::InvalidInput(format!(
+                "{rel}: the file's path looks like a credential ({rules}); team memory is shared \
+                 and never holds secrets"
+            )));
+        }
+        warnings.push(format!(
+            "{rel}: the file's path looks like a credential ({rules}), and MEMORY.md, which \
+             every session loads, links it by that path"
+        ));
+    }
     for (field, text) in [("name", name), ("description", description), ("body", body)] {
         for (line, rules) in crate::secrets::by_line(&crate::secrets::scan_secrets(text)) {
             let rules = rules.join(", ");
@@ -560,7 +592,7 @@ fn secret_warnings(rel: &str, name: &str, description: &str, body: &str) -> Resu
             } else {
                 format!("the {field}")
             };
-            if rel == "team" || rel.starts_with("team/") {
+            if team {
                 return Err(Error::InvalidInput(format!(
                     "{rel}: {place} looks like a credential ({rules}); team memory is shared \
                      and never holds secrets"

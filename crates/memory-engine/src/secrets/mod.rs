@@ -18,9 +18,10 @@
 //! again, up to five levels deep (`decode`): a secret found in decoded text is reported on the
 //! line of its encoded form, and redaction replaces the whole encoded value.
 //!
-//! Used on every write into team memory (refused, rule named), on push (file skipped, reported), by
-//! the `secret` lint rule, on snapshot publish, and over any tree on demand (`engram secrets scan`,
-//! transcripts included: read only). [`redact`] replaces each secret with `[REDACTED:<rule>]`,
+//! Used on every write into team memory (refused, rule named), on team push and pull (file
+//! skipped, reported) and on snapshot publish, each of which scans a file's path as well as its
+//! content ([`scan_shared_file`]); by the `secret` lint rule; and over any tree on demand
+//! (`engram secrets scan`, transcripts included: read only). [`redact`] replaces each secret with `[REDACTED:<rule>]`,
 //! for a change set the user reviews.
 
 mod decode;
@@ -68,6 +69,59 @@ pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
 /// the scanned root, `/`-separated), at most one per rule and line, in line order.
 pub fn scan_file(path: &str, content: &[u8]) -> Vec<SecretMatch> {
     matches_of(find(content, Some(path), true))
+}
+
+/// The rules that match a file's path (relative to the shared folder, `/`-separated) read as
+/// text with the content rules: a folder or file named after a token (`ghp_…/`,
+/// `AKIA….md`) is shared as surely as one written inside the file — it goes into the remote's
+/// tree and into the index line that links it. Each name is scanned on a line of its own, and
+/// again without its extension, so a rule whose secret must end at a space, a quote or the end
+/// of the line still sees `<token>.md` end. Each rule once, sorted.
+pub fn scan_path(path: &str) -> Vec<&'static str> {
+    let mut text = String::with_capacity(path.len() * 2);
+    for name in path.split(['/', '\\']).filter(|name| !name.is_empty()) {
+        text.push_str(name);
+        text.push('\n');
+        if let Some((stem, _extension)) = name.rsplit_once('.') {
+            text.push_str(stem);
+            text.push('\n');
+        }
+    }
+    let mut rules: Vec<&'static str> = scan_secrets(&text).into_iter().map(|m| m.rule).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules
+}
+
+/// A secret in a file about to be shared, and where: its path or a line of its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedSecret {
+    pub rule: &'static str,
+    /// The 1-based line; `None` when the secret is in the file's path (a folder or file name).
+    pub line: Option<usize>,
+}
+
+impl std::fmt::Display for SharedSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line} matches secret rule {}", self.rule),
+            None => write!(f, "its path matches secret rule {}", self.rule),
+        }
+    }
+}
+
+/// Every secret in a file about to be shared (team memory written, pushed or pulled; an agent
+/// snapshot published): [`scan_path`] over `path`, relative to the shared folder, then
+/// [`scan_file`] over `content`. The path's findings come first.
+pub fn scan_shared_file(path: &str, content: &[u8]) -> Vec<SharedSecret> {
+    let in_path = scan_path(path)
+        .into_iter()
+        .map(|rule| SharedSecret { rule, line: None });
+    let in_content = scan_file(path, content).into_iter().map(|m| SharedSecret {
+        rule: m.rule,
+        line: Some(m.line),
+    });
+    in_path.chain(in_content).collect()
 }
 
 fn matches_of(found: Vec<Found>) -> Vec<SecretMatch> {
@@ -658,6 +712,78 @@ The AccountKey= value must come from the vault. risk-adjusted, desk-level, disk-
             ["pkcs12-file"]
         );
         assert!(scan_secrets("client.pfx").is_empty());
+    }
+
+    /// Issue #20 item 2: a token as a file or folder name was shared with the team.
+    #[test]
+    fn a_secret_in_a_path_is_found_by_the_content_rules_and_ordinary_names_are_not() {
+        let aws = "AKIA".to_string() + "Z7QWERTYUIOP3XMB";
+        let pat = format!("ghp_{}", "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7");
+        assert_eq!(scan_path(&format!("{aws}.md")), ["aws-access-token"]);
+        assert_eq!(scan_path(&format!("{pat}/notes.md")), ["github-pat"]);
+        assert_eq!(scan_path(&format!("deep/{pat}/x/y.md")), ["github-pat"]);
+        // Percent-encoded, as the content rules decode it.
+        let encoded: String = pat.bytes().map(|b| format!("%{b:02X}")).collect();
+        assert_eq!(scan_path(&format!("{encoded}.md")), ["github-pat"]);
+        // The path first, then the content's lines; each says where.
+        let found = scan_shared_file(
+            &format!("{aws}.md"),
+            format!("---\nname: x\n---\nuse {pat}\n").as_bytes(),
+        );
+        assert_eq!(
+            found,
+            [
+                SharedSecret {
+                    rule: "aws-access-token",
+                    line: None
+                },
+                SharedSecret {
+                    rule: "github-pat",
+                    line: Some(4)
+                }
+            ]
+        );
+        assert_eq!(
+            found[0].to_string(),
+            "its path matches secret rule aws-access-token"
+        );
+        assert_eq!(
+            found[1].to_string(),
+            "line 4 matches secret rule github-pat"
+        );
+        // Names as memory dirs hold them: none is a secret.
+        for name in [
+            "MEMORY.md",
+            "team/deploy.md",
+            "feedback_api_key_rotation.md",
+            "reference_token_expiry.md",
+            "project_secret_santa.md",
+            "user_password_manager_choice.md",
+            "logs/2026/11/2026-11-24.md",
+            "notes/aws_access_keys_live_in_vault.md",
+        ] {
+            assert!(scan_path(name).is_empty(), "{name}: {:?}", scan_path(name));
+        }
+        for project in ["stockerly", "claude-code-2.1.330"] {
+            let dir = crate::testing::fixtures::real_memory(project);
+            let mut stack = vec![dir.clone()];
+            while let Some(path) = stack.pop() {
+                if path.is_dir() {
+                    stack.extend(
+                        std::fs::read_dir(&path)
+                            .expect("dir")
+                            .map(|e| e.expect("entry").path()),
+                    );
+                    continue;
+                }
+                let rel = path
+                    .strip_prefix(&dir)
+                    .expect("inside")
+                    .to_string_lossy()
+                    .into_owned();
+                assert!(scan_path(&rel).is_empty(), "{rel}: {:?}", scan_path(&rel));
+            }
+        }
     }
 
     #[test]

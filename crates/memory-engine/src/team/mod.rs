@@ -211,7 +211,8 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
 }
 
 /// Writes a teammate's file into `team_root` — key validated, at most
-/// [`MAX_TEAM_FILE_BYTES`], no secret — atomically; refused whole otherwise.
+/// [`MAX_TEAM_FILE_BYTES`], no secret in its content or its path — atomically; refused whole
+/// otherwise.
 pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<PathBuf> {
     let path = validate_key(team_root, key)?;
     if content.len() > MAX_TEAM_FILE_BYTES {
@@ -220,10 +221,9 @@ pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<Pat
             content.len()
         )));
     }
-    if let Some(secret) = crate::secrets::scan_file(key, content.as_bytes()).first() {
+    if let Some(secret) = crate::secrets::scan_shared_file(key, content.as_bytes()).first() {
         return Err(Error::InvalidInput(format!(
-            "team file {key:?}: line {} matches secret rule {}; secrets never go into team memory",
-            secret.line, secret.rule
+            "team file {key:?}: {secret}; secrets never go into team memory"
         )));
     }
     if let Some(parent) = path.parent() {

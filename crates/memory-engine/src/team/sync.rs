@@ -264,16 +264,13 @@ impl Engine {
                 continue;
             }
             if let Some(secret) = t.and_then(|t| {
-                crate::secrets::scan_file(key, t.as_bytes())
+                crate::secrets::scan_shared_file(key, t.as_bytes())
                     .into_iter()
                     .next()
             }) {
                 report.skipped.push(Skipped {
                     file: key.clone(),
-                    reason: format!(
-                        "line {} matches secret rule {}: not written",
-                        secret.line, secret.rule
-                    ),
+                    reason: format!("{secret}: not written"),
                 });
                 continue;
             }
@@ -367,16 +364,13 @@ impl Engine {
                 });
                 continue;
             }
-            if let Some(secret) = crate::secrets::scan_file(&key, content.as_bytes())
+            if let Some(secret) = crate::secrets::scan_shared_file(&key, content.as_bytes())
                 .into_iter()
                 .next()
             {
                 report.skipped.push(Skipped {
                     file: key,
-                    reason: format!(
-                        "line {} matches secret rule {}: not pushed",
-                        secret.line, secret.rule
-                    ),
+                    reason: format!("{secret}: not pushed"),
                 });
                 continue;
             }

@@ -162,25 +162,26 @@ fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
     assert!(ada.read("deploy.md").expect("deploy").contains("Render"));
 }
 
-#[test]
-fn a_hostile_key_from_the_remote_is_refused_on_pull() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let remote = bare(tmp.path());
-    // A teammate's clone pushes a file whose name NFKC-normalises to traversal.
-    let evil = tmp.path().join("evil");
+/// A teammate's own clone of `remote` (plain git, none of Engram's checks), holding `files`,
+/// committed and pushed to `main`.
+fn push_raw(root: &Path, remote: &Path, files: &[(&str, &[u8])]) {
+    let clone = root.join("raw");
     let git = |args: &[&str]| {
         let ok = Command::new("git")
             .arg("-C")
-            .arg(&evil)
+            .arg(&clone)
             .args(args)
             .status()
             .expect("git");
         assert!(ok.success(), "{args:?}");
     };
-    fs::create_dir_all(&evil).expect("dir");
+    fs::create_dir_all(&clone).expect("dir");
     git(&["init", "-q", "-b", "main"]);
-    fs::write(evil.join("\u{FF0E}\u{FF0E}\u{FF0F}x.md"), "x").expect("file");
-    fs::write(evil.join("ok.md"), "fine\n").expect("file");
+    for (key, content) in files {
+        let path = clone.join(key);
+        fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        fs::write(path, content).expect("file");
+    }
     git(&["add", "."]);
     git(&[
         "-c",
@@ -190,9 +191,45 @@ fn a_hostile_key_from_the_remote_is_refused_on_pull() {
         "commit",
         "-q",
         "-m",
-        "evil",
+        "raw",
     ]);
     git(&["push", "-q", &remote.to_string_lossy(), "main"]);
+}
+
+/// Issue #20 item 2, the incoming side: a file under a folder named after a token is not written.
+#[test]
+fn a_secret_in_an_incoming_path_is_refused_on_pull() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    let pat = format!("ghp_{}", "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7");
+    let leaky = format!("{pat}/notes.md");
+    push_raw(
+        tmp.path(),
+        &remote,
+        &[(leaky.as_str(), b"plain\n"), ("ok.md", b"fine\n")],
+    );
+    let mate = Mate::new(tmp.path(), "cy", &remote);
+    let pulled = mate.pull();
+    assert_eq!(pulled.files, ["team/ok.md"]);
+    assert_eq!(pulled.skipped.len(), 1, "{pulled:?}");
+    assert_eq!(pulled.skipped[0].file, leaky);
+    assert_eq!(
+        pulled.skipped[0].reason,
+        "its path matches secret rule github-pat: not written"
+    );
+    assert!(!mate.memory.join("team").join(&pat).exists());
+}
+
+#[test]
+fn a_hostile_key_from_the_remote_is_refused_on_pull() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    // A teammate's clone pushes a file whose name NFKC-normalises to traversal.
+    push_raw(
+        tmp.path(),
+        &remote,
+        &[("\u{FF0E}\u{FF0E}\u{FF0F}x.md", b"x"), ("ok.md", b"fine\n")],
+    );
     let mate = Mate::new(tmp.path(), "cy", &remote);
     let pulled = mate.pull();
     assert_eq!(pulled.files, ["team/ok.md"]);
