@@ -324,6 +324,151 @@ fn a_secret_in_a_file_or_folder_name_never_reaches_the_team_remote() {
     );
 }
 
+/// Issue #20 item 11 and the symlink/dot-file finding: a submodule on the remote made every
+/// pull fail, a symlink arrived as a file holding its target and `.gitattributes` was copied
+/// into team/. Each is named and left alone; the rest syncs, and a push keeps the remote's
+/// entries as they are.
+#[cfg(unix)]
+#[test]
+fn a_remotes_submodule_symlink_dot_files_and_non_utf8_file_are_named_and_the_rest_syncs() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare_remote(tmp.path());
+    // A teammate with plain git: none of Engram's checks.
+    let raw = tmp.path().join("raw");
+    fs::create_dir_all(raw.join("notes")).expect("raw");
+    git(&raw, &["init", "-q", "-b", "main"]);
+    fs::write(raw.join("ok.md"), "---\nname: Ok\n---\nfine\n").expect("ok");
+    std::os::unix::fs::symlink("/etc/passwd", raw.join("link.md")).expect("symlink");
+    fs::write(raw.join(".gitattributes"), "*.md diff=markdown\n").expect("attributes");
+    fs::write(raw.join("notes/.hidden.md"), "hidden\n").expect("hidden");
+    fs::write(raw.join("latin1.md"), b"caf\xe9\n").expect("latin-1");
+    git(&raw, &["add", "."]);
+    let sub = "1111111111111111111111111111111111111111";
+    git(
+        &raw,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sub},vendor"),
+        ],
+    );
+    fs::write(
+        raw.join(".gitmodules"),
+        "[submodule \"vendor\"]\n\tpath = vendor\n\turl = ../elsewhere.git\n",
+    )
+    .expect("gitmodules");
+    git(&raw, &["add", ".gitmodules"]);
+    git(
+        &raw,
+        &[
+            "-c",
+            "user.name=r",
+            "-c",
+            "user.email=r@r",
+            "commit",
+            "-q",
+            "-m",
+            "raw",
+        ],
+    );
+    git(&raw, &["push", "-q", &remote.to_string_lossy(), "main"]);
+    let entries_before = git(&remote, &["ls-tree", "-r", "main"]);
+
+    let ada = Mate::new("ada", &remote);
+    let pulled = ada.json(&["team", "pull"]);
+    assert_eq!(
+        pulled["files"],
+        serde_json::json!(["team/ok.md"]),
+        "{pulled}"
+    );
+    let mut skipped: Vec<String> = Mate::skipped(&pulled)
+        .into_iter()
+        .map(|(file, reason)| format!("{file}: {reason}"))
+        .collect();
+    skipped.sort();
+    assert_eq!(
+        skipped,
+        [
+            ".gitattributes: a dot-file (git or tool settings such as .gitattributes): not synced",
+            ".gitmodules: a dot-file (git or tool settings such as .gitattributes): not synced",
+            "latin1.md: not UTF-8 text: not synced",
+            "link.md: a symbolic link: not synced",
+            "notes/.hidden.md: a dot-file (git or tool settings such as .gitattributes): not synced",
+            "vendor: a submodule (a link to another repository): not synced",
+        ]
+    );
+    let mut in_team: Vec<String> = fs::read_dir(ada.memory.join("team"))
+        .expect("team")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    in_team.sort();
+    assert_eq!(in_team, ["ok.md"], "only the text file arrives");
+    let again = ada.json(&["team", "pull"]);
+    assert_eq!(
+        Mate::skipped(&again),
+        [],
+        "named once, when it changes: {again}"
+    );
+
+    // Her edit goes; the remote keeps everything that does not sync exactly as it was.
+    ada.write("ok.md", "---\nname: Ok\n---\nbetter\n");
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(pushed["files"], serde_json::json!(["ok.md"]), "{pushed}");
+    assert_eq!(Mate::skipped(&pushed), [], "{pushed}");
+    // The remote keeps the submodule, the symlink, the dot-files and the Latin-1 file exactly.
+    let entries_after = git(&remote, &["ls-tree", "-r", "main"]);
+    let without_ok = |listing: &str| -> Vec<String> {
+        listing
+            .lines()
+            .filter(|line| !line.ends_with("\tok.md"))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(without_ok(&entries_after), without_ok(&entries_before));
+    assert_eq!(
+        git(&remote, &["show", "main:ok.md"]),
+        "---\nname: Ok\n---\nbetter\n"
+    );
+    let status = ada.json(&["team", "status"]);
+    assert_eq!(
+        (status["ahead"].as_u64(), status["behind"].as_u64()),
+        (Some(0), Some(0)),
+        "{status}"
+    );
+}
+
+/// Issue #20 item 11, the push side: one local file that is not UTF-8 made every push fail.
+#[test]
+fn a_local_file_that_is_not_utf8_is_named_and_the_rest_is_pushed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare_remote(tmp.path());
+    let ada = Mate::new("ada", &remote);
+    ada.write("deploy.md", "---\nname: Deploy\n---\nFly.io\n");
+    fs::write(ada.memory.join("team/mine.md"), b"\xff\xfe notes\n").expect("binary");
+    fs::write(ada.memory.join("team/.DS_Store"), b"\0\x01").expect("dot-file");
+    fs::create_dir_all(ada.memory.join("team/.obsidian")).expect("dot-dir");
+    fs::write(ada.memory.join("team/.obsidian/app.md"), "{}\n").expect("dot-dir file");
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(
+        pushed["files"],
+        serde_json::json!(["deploy.md"]),
+        "{pushed}"
+    );
+    let skipped = Mate::skipped(&pushed);
+    assert_eq!(skipped.len(), 1, "{pushed}");
+    assert_eq!(skipped[0].0, "mine.md");
+    assert!(
+        skipped[0].1.contains("not valid UTF-8") && skipped[0].1.ends_with("not pushed"),
+        "{pushed}"
+    );
+    assert_eq!(
+        remote_files(&remote),
+        ["deploy.md"],
+        "no dot-file, no binary"
+    );
+}
+
 #[test]
 fn secrets_redact_stages_a_reviewed_change_and_rules_lists_gitleaks_ids() {
     let s = Sandbox::in_project("redact").with_engram_home();

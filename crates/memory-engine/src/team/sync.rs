@@ -6,15 +6,22 @@
 //! Engram keeps a clone in its data dir (`<engram home>/team/<project>/clone`) and the commit last
 //! synced (`base`). **Pull**: per file, theirs wins unless the local file changed too since the
 //! base — then the two are a conflict staged for review (source `team`); every incoming key is
-//! validated (§9) and every incoming file secret-scanned before it is written (refused files are
-//! reported, never written). **Push** (only when the user runs it): local files that pass the key
-//! checks and the secret scan are committed and pushed; others are skipped and reported; a remote
-//! that moved on since the last pull must be pulled first. **Status**: ahead / behind /
-//! conflicts.
+//! validated (§9) and every incoming file secret-scanned, path and content, before it is written
+//! (refused files are reported, never written). **Push** (only when the user runs it): local
+//! files that pass the key checks and the secret scan are committed and pushed; others are
+//! skipped and reported, and keep the remote's version; a remote that moved on since the last
+//! pull must be pulled first. **Status**: ahead / behind / conflicts.
+//!
+//! Only UTF-8 text files under UTF-8 names sync. What else a remote may hold — a submodule, a
+//! symbolic link, a dot-file such as `.gitattributes` or `.gitmodules`, a file or name that is not
+//! UTF-8 — is never written into `team/` (a pull names it in `skipped`; the rest syncs) and a
+//! push leaves it on the remote as it is; a local dot-file is never pushed, a local file that
+//! is not UTF-8 is named and skipped.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
@@ -81,21 +88,40 @@ struct Git {
 
 impl Git {
     fn run(&self, args: &[&str]) -> Result<String> {
-        let output = Command::new("git")
+        Ok(String::from_utf8_lossy(&self.run_bytes(args, None)?).into_owned())
+    }
+
+    /// `git -C <clone> ARGS`, `input` on its stdin; its stdout as bytes.
+    fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>> {
+        let spawn_error = |e: std::io::Error| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::InvalidInput(
+                    "team sync needs the `git` executable on PATH; install git".into(),
+                )
+            } else {
+                Error::io("git", e)
+            }
+        };
+        let mut child = Command::new("git")
             .arg("-C")
             .arg(&self.dir)
             .args(args)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .output()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    Error::InvalidInput(
-                        "team sync needs the `git` executable on PATH; install git".into(),
-                    )
-                } else {
-                    Error::io("git", e)
-                }
-            })?;
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written whole before reading: every input here is small and git reads it all
+            // before it answers.
+            stdin.write_all(input).map_err(|e| Error::io("git", e))?;
+        }
+        let output = child.wait_with_output().map_err(|e| Error::io("git", e))?;
         if !output.status.success() {
             return Err(Error::InvalidInput(format!(
                 "git {}: {}",
@@ -103,7 +129,7 @@ impl Git {
                 String::from_utf8_lossy(&output.stderr).trim()
             )));
         }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        Ok(output.stdout)
     }
 
     fn rev(&self, rev: &str) -> Option<String> {
@@ -118,31 +144,119 @@ impl Git {
         .filter(|s| !s.is_empty())
     }
 
-    /// Every file at `rev`, with its content (none when `rev` is `None`).
-    fn files_at(&self, rev: Option<&str>) -> Result<BTreeMap<String, String>> {
+    /// The tree at `rev` (empty when `rev` is `None`): what syncs and what does not.
+    fn tree_at(&self, rev: Option<&str>) -> Result<Tree> {
+        let mut tree = Tree::default();
         let Some(rev) = rev else {
-            return Ok(BTreeMap::new());
+            return Ok(tree);
         };
-        let mut files = BTreeMap::new();
-        for name in self
-            .run(&["ls-tree", "-r", "-z", "--name-only", rev])?
-            .split('\0')
-        {
-            if name.is_empty() {
+        // With modes (`--name-only` hides submodules and symlinks) and NUL-separated names.
+        let listing = self.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", rev], None)?;
+        for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
                 continue;
+            };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            let mut fields = meta.split(' ');
+            let (Some(mode), Some(_kind), Some(object)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let entry = TreeEntry {
+                mode: mode.to_owned(),
+                object: object.to_owned(),
+                path: record[tab + 1..].to_vec(),
+            };
+            let key = String::from_utf8_lossy(&entry.path).into_owned();
+            let unsynced = match (mode, std::str::from_utf8(&entry.path)) {
+                (_, Err(_)) => Some("its name is not UTF-8"),
+                ("160000", _) => Some("a submodule (a link to another repository)"),
+                ("120000", _) => Some("a symbolic link"),
+                (_, Ok(name)) if is_dot_path(name) => {
+                    Some("a dot-file (git or tool settings such as .gitattributes)")
+                }
+                _ => None,
+            };
+            let unsynced = match unsynced {
+                Some(why) => Some(why),
+                None => {
+                    match String::from_utf8(self.run_bytes(&["cat-file", "blob", object], None)?) {
+                        Ok(text) => {
+                            tree.files.insert(key.clone(), text);
+                            None
+                        }
+                        Err(_) => Some("not UTF-8 text"),
+                    }
+                }
+            };
+            if let Some(why) = unsynced {
+                tree.unsynced.insert(key.clone(), why);
             }
-            files.insert(
-                name.to_owned(),
-                self.run(&["show", &format!("{rev}:{name}")])?,
-            );
+            tree.entries.insert(key, entry);
         }
-        Ok(files)
+        Ok(tree)
+    }
+
+    /// Puts `entries` into the index exactly as they are (mode, object, name): the remote's
+    /// version of what this push does not send.
+    fn keep_in_index<'a>(&self, entries: impl IntoIterator<Item = &'a TreeEntry>) -> Result<()> {
+        let mut info = Vec::new();
+        for entry in entries {
+            info.extend_from_slice(format!("{} {}\t", entry.mode, entry.object).as_bytes());
+            info.extend_from_slice(&entry.path);
+            info.push(0);
+        }
+        if !info.is_empty() {
+            self.run_bytes(&["update-index", "-z", "--index-info"], Some(&info))?;
+        }
+        Ok(())
     }
 }
 
-/// `team/`'s files (relative keys), symlinks not followed.
-fn local_files(team: &Path) -> Result<BTreeMap<String, String>> {
-    let mut files = BTreeMap::new();
+/// One entry of a git tree as `ls-tree` lists it: enough to put it back in an index unchanged,
+/// whatever its name's bytes.
+struct TreeEntry {
+    mode: String,
+    object: String,
+    path: Vec<u8>,
+}
+
+impl TreeEntry {
+    fn same_as(&self, other: &TreeEntry) -> bool {
+        self.mode == other.mode && self.object == other.object
+    }
+}
+
+/// A commit's tree as team sync sees it.
+#[derive(Default)]
+struct Tree {
+    /// The files that sync: UTF-8 text under a UTF-8 name, no part of which starts with `.`.
+    files: BTreeMap<String, String>,
+    /// What never syncs (submodules, symbolic links, dot-files, names or contents that are not
+    /// UTF-8), with why: never written into `team/`, and kept as they are on the remote by a push.
+    unsynced: BTreeMap<String, &'static str>,
+    /// Every entry by name (not UTF-8: lossily), synced or not.
+    entries: BTreeMap<String, TreeEntry>,
+}
+
+/// Whether a part of `key` starts with `.`: `.gitattributes`, `.gitmodules`, `.git/`, a tool's
+/// hidden file. Never team memory.
+fn is_dot_path(key: &str) -> bool {
+    key.split('/').any(|name| name.starts_with('.'))
+}
+
+/// `team/` as a push sees it (symlinks not followed; dot-files and Engram's temp files left
+/// out).
+#[derive(Default)]
+struct LocalFiles {
+    files: BTreeMap<String, String>,
+    /// Files that cannot be sent, with why (not UTF-8, unreadable): named, never fatal.
+    unreadable: BTreeMap<String, String>,
+}
+
+fn local_files(team: &Path) -> Result<LocalFiles> {
+    let mut local = LocalFiles::default();
     let mut stack = vec![team.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -153,25 +267,35 @@ fn local_files(team: &Path) -> Result<BTreeMap<String, String>> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let relative = path.strip_prefix(team).map_err(|_| Error::PathDenied {
+                path: path.clone(),
+                root: team.to_path_buf(),
+            })?;
+            let lossy = relative.to_string_lossy().replace('\\', "/");
+            if is_dot_path(&lossy) || lossy.contains(".engram-") {
+                continue;
+            }
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file() {
-                let key = path
-                    .strip_prefix(team)
-                    .map_err(|_| Error::PathDenied {
-                        path: path.clone(),
-                        root: team.to_path_buf(),
-                    })?
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                if key.starts_with('.') || key.contains(".engram-") {
+                let Some(key) = relative.to_str().map(|k| k.replace('\\', "/")) else {
+                    local
+                        .unreadable
+                        .insert(lossy, "its name is not UTF-8".to_owned());
                     continue;
+                };
+                match disk::read_text(&path) {
+                    Ok(text) => {
+                        local.files.insert(key, text);
+                    }
+                    Err(e) => {
+                        local.unreadable.insert(key, e.to_string());
+                    }
                 }
-                files.insert(key, disk::read_text(&path)?);
             }
         }
     }
-    Ok(files)
+    Ok(local)
 }
 
 impl Engine {
@@ -244,17 +368,43 @@ impl Engine {
         let team = memory_dir.join("team");
         std::fs::create_dir_all(&team).map_err(|e| Error::io(&team, e))?;
         let base_rev = self.team_base(project);
-        let base = git.files_at(base_rev.as_deref())?;
-        let theirs = git.files_at(theirs_rev.as_deref())?;
+        let base_tree = git.tree_at(base_rev.as_deref())?;
+        let theirs_tree = git.tree_at(theirs_rev.as_deref())?;
+        let (base, theirs) = (&base_tree.files, &theirs_tree.files);
         let local = local_files(&team)?;
         let mut report = SyncReport::default();
+        // What never syncs is named when it is new or changed on the remote, and left alone:
+        // nothing of it is written into team/, and a local file of that name stays as it is.
+        for (key, why) in &theirs_tree.unsynced {
+            let unchanged = match (theirs_tree.entries.get(key), base_tree.entries.get(key)) {
+                (Some(now), Some(before)) => now.same_as(before),
+                _ => false,
+            };
+            if !unchanged {
+                report.skipped.push(Skipped {
+                    file: key.clone(),
+                    reason: format!("{why}: not synced"),
+                });
+            }
+        }
         let mut clean = ChangeSet::new(memory_dir);
         let mut conflicts = ChangeSet::new(memory_dir);
-        let keys: BTreeSet<&String> = theirs.keys().chain(base.keys()).collect();
+        let keys: BTreeSet<&String> = theirs
+            .keys()
+            .chain(base.keys())
+            .filter(|key| !theirs_tree.unsynced.contains_key(*key))
+            .collect();
         for key in keys {
-            let (b, t, l) = (base.get(key), theirs.get(key), local.get(key));
+            let (b, t, l) = (base.get(key), theirs.get(key), local.files.get(key));
             if t == l || t == b {
                 continue; // in sync, or only the local side moved (a push carries it)
+            }
+            if let Some(why) = local.unreadable.get(key) {
+                report.skipped.push(Skipped {
+                    file: key.clone(),
+                    reason: format!("changed by a teammate, but here {why}: left as it is"),
+                });
+                continue;
             }
             if let Err(refused) = validate_key(&team, key) {
                 report.skipped.push(Skipped {
@@ -331,7 +481,15 @@ impl Engine {
             ));
         }
         let team = memory_dir.join("team");
+        let theirs_tree = git.tree_at(theirs_rev.as_deref())?;
+        let local = local_files(&team)?;
         let mut report = SyncReport::default();
+        for (key, why) in &local.unreadable {
+            report.skipped.push(Skipped {
+                file: key.clone(),
+                reason: format!("{why}: not pushed"),
+            });
+        }
         // The worktree becomes exactly what passes the checks; git works out the difference.
         match &theirs_rev {
             Some(rev) => {
@@ -356,7 +514,14 @@ impl Engine {
                 };
             }
         }
-        for (key, content) in local_files(&team)? {
+        for (key, content) in local.files {
+            if let Some(why) = theirs_tree.unsynced.get(&key) {
+                report.skipped.push(Skipped {
+                    file: key,
+                    reason: format!("the remote holds {why} under this name: not pushed"),
+                });
+                continue;
+            }
             if let Err(refused) = validate_key(&team, &key) {
                 report.skipped.push(Skipped {
                     file: key,
@@ -377,14 +542,15 @@ impl Engine {
             disk::atomic_write(&git.dir.join(&key), content.as_bytes())?;
             report.files.push(key);
         }
-        // A file skipped here keeps the remote's version (if it has one) rather than being
-        // deleted there: refusing to send it must not unshare what the team already has.
-        if let Some(rev) = &theirs_rev {
-            for skipped in &report.skipped {
-                let _ = git.run(&["checkout", rev, "--", &skipped.file]);
-            }
-        }
         git.run(&["add", "-A", "."])?;
+        // A file skipped here keeps the remote's version (if it has one) rather than being
+        // deleted there: refusing to send it must not unshare what the team already has. So
+        // does what never syncs (a submodule, a symlink, `.gitattributes`): not ours to remove.
+        let skipped: BTreeSet<&str> = report.skipped.iter().map(|s| s.file.as_str()).collect();
+        git.keep_in_index(theirs_tree.entries.iter().filter_map(|(key, entry)| {
+            (skipped.contains(key.as_str()) || theirs_tree.unsynced.contains_key(key))
+                .then_some(entry)
+        }))?;
         // What this push changes on the remote: the report names those, not every file.
         let changed = git.run(&["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
         let changed: Vec<&str> = changed.split('\0').filter(|f| !f.is_empty()).collect();
@@ -423,13 +589,16 @@ impl Engine {
             });
         }
         let (git, _, theirs_rev) = self.fetched(project)?;
-        let base = git.files_at(self.team_base(project).as_deref())?;
-        let theirs = git.files_at(theirs_rev.as_deref())?;
-        let local = local_files(&memory_dir.join("team"))?;
+        let base = git.tree_at(self.team_base(project).as_deref())?.files;
+        let theirs_tree = git.tree_at(theirs_rev.as_deref())?;
+        let theirs = &theirs_tree.files;
+        let local = local_files(&memory_dir.join("team"))?.files;
+        // What never syncs counts neither way.
         let keys: BTreeSet<&String> = base
             .keys()
             .chain(theirs.keys())
             .chain(local.keys())
+            .filter(|key| !theirs_tree.unsynced.contains_key(*key))
             .collect();
         let (mut ahead, mut behind, mut conflicts) = (0, 0, 0);
         for key in keys {
