@@ -187,15 +187,17 @@ impl StagedChangeSet {
 
     /// How many files still wait for the person.
     pub fn waiting(&self) -> usize {
-        self.files
-            .iter()
-            .filter(|f| {
-                matches!(
-                    f.status,
-                    FileStatus::Pending | FileStatus::Conflict | FileStatus::Failed
-                )
-            })
-            .count()
+        self.waiting_files().count()
+    }
+
+    /// The files that still wait for the person (pending, conflict or failed).
+    pub fn waiting_files(&self) -> impl Iterator<Item = &StagedFile> {
+        self.files.iter().filter(|f| {
+            matches!(
+                f.status,
+                FileStatus::Pending | FileStatus::Conflict | FileStatus::Failed
+            )
+        })
     }
 }
 

@@ -68,6 +68,10 @@ impl Mate {
         fs::write(path, text).expect("write");
     }
 
+    fn read(&self, key: &str) -> Option<String> {
+        fs::read_to_string(self.memory.join("team").join(key)).ok()
+    }
+
     /// `engram ARGS --memory-dir <mem> --json`, which must exit 0.
     fn json(&self, args: &[&str]) -> Value {
         let dir = self.memory.to_string_lossy().into_owned();
@@ -218,6 +222,100 @@ fn team_sync_through_a_bare_repo_reports_status_in_the_documented_shape() {
         ),
         (Some(0), Some(0), Some(0))
     );
+}
+
+/// Issue #20 item 1: after a pull staged a conflict, `team push` sent the local version over
+/// the teammate's. A file whose conflict waits for review is skipped and named, the remote keeps
+/// theirs; once the person decides, push works as usual.
+#[test]
+fn push_skips_a_file_whose_conflict_waits_for_review_until_it_is_decided() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare_remote(tmp.path());
+    let (ada, bo) = (Mate::new("ada", &remote), Mate::new("bo", &remote));
+    let version = |who: &str| format!("---\nname: Deploy\n---\nFly.io, says {who}\n");
+    let on_remote = || git(&remote, &["show", "main:deploy.md"]);
+    ada.write("deploy.md", &version("ada 1"));
+    ada.json(&["team", "push"]);
+    bo.json(&["team", "pull"]);
+
+    // Bo changes it and pushes; Ada changed it too: her pull stages the conflict.
+    let conflict = |theirs: &str, mine: Option<&str>| -> String {
+        bo.write("deploy.md", &version(theirs));
+        bo.json(&["team", "push"]);
+        match mine {
+            Some(mine) => ada.write("deploy.md", &version(mine)),
+            None => fs::remove_file(ada.memory.join("team/deploy.md")).expect("delete"),
+        }
+        let pulled = ada.json(&["team", "pull"]);
+        pulled["conflicts"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a staged conflict: {pulled}"))
+            .to_owned()
+    };
+    let id = conflict("bo 1", Some("ada 2"));
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(pushed["files"], serde_json::json!([]), "{pushed}");
+    assert_eq!(
+        Mate::skipped(&pushed),
+        [(
+            "deploy.md".to_owned(),
+            format!(
+                "a conflict with a teammate's change waits for review (engram changes show \
+                 {id}): not pushed"
+            )
+        )]
+    );
+    assert_eq!(on_remote(), version("bo 1"), "the teammate's version stays");
+    let status = ada.json(&["team", "status"]);
+    assert_eq!(
+        (status["ahead"].as_u64(), status["conflicts"].as_u64()),
+        (Some(0), Some(1)),
+        "a held file is a conflict, not something a push would send: {status}"
+    );
+    bo.json(&["team", "pull"]);
+    assert_eq!(bo.read("deploy.md"), Some(version("bo 1")));
+    assert_eq!(
+        ada.read("deploy.md"),
+        Some(version("ada 2")),
+        "hers kept too"
+    );
+
+    // Rejecting theirs keeps hers: now it is pushed.
+    ada.json(&["changes", "reject", &id]);
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(
+        pushed["files"],
+        serde_json::json!(["deploy.md"]),
+        "{pushed}"
+    );
+    assert_eq!(on_remote(), version("ada 2"));
+    let status = ada.json(&["team", "status"]);
+    assert_eq!(
+        (status["ahead"].as_u64(), status["conflicts"].as_u64()),
+        (Some(0), Some(0)),
+        "{status}"
+    );
+
+    // Accepting theirs: nothing of hers to push, nothing skipped.
+    bo.json(&["team", "pull"]);
+    let id = conflict("bo 2", Some("ada 3"));
+    ada.json(&["changes", "apply", &id]);
+    assert_eq!(ada.read("deploy.md"), Some(version("bo 2")));
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(
+        (pushed["files"].clone(), Mate::skipped(&pushed)),
+        (serde_json::json!([]), vec![]),
+        "{pushed}"
+    );
+    assert_eq!(on_remote(), version("bo 2"));
+
+    // Deleted here while the teammate edited it: the push does not delete theirs either.
+    bo.json(&["team", "pull"]);
+    let id = conflict("bo 3", None);
+    let pushed = ada.json(&["team", "push"]);
+    assert_eq!(Mate::skipped(&pushed).len(), 1, "{pushed}");
+    assert!(Mate::skipped(&pushed)[0].1.contains(&id), "{pushed}");
+    assert_eq!(on_remote(), version("bo 3"), "not deleted on the remote");
 }
 
 /// Issue #20 item 2: `remember --memory-dir <memory>/team --file AKIA….md` was accepted and a

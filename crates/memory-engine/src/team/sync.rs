@@ -9,8 +9,9 @@
 //! validated (§9) and every incoming file secret-scanned, path and content, before it is written
 //! (refused files are reported, never written). **Push** (only when the user runs it): local
 //! files that pass the key checks and the secret scan are committed and pushed; others are
-//! skipped and reported, and keep the remote's version; a remote that moved on since the last
-//! pull must be pulled first. **Status**: ahead / behind / conflicts.
+//! skipped and reported, and keep the remote's version — so does a file whose conflict with a
+//! teammate still waits for review; a remote that moved on since the last pull must be pulled
+//! first. **Status**: ahead / behind / conflicts.
 //!
 //! Only UTF-8 text files under UTF-8 names sync. What else a remote may hold — a submodule, a
 //! symbolic link, a dot-file such as `.gitattributes` or `.gitmodules`, a file or name that is not
@@ -362,6 +363,25 @@ impl Engine {
         )
     }
 
+    /// The team keys of `project` whose conflict with a teammate still waits for review, each
+    /// with the id of its staged set.
+    fn waiting_team_conflicts(&self, project: &str) -> Result<BTreeMap<String, String>> {
+        let mut waiting = BTreeMap::new();
+        for set in self.staged_change_sets()? {
+            if set.source != ChangeSource::Team || set.project != project {
+                continue;
+            }
+            for file in set.waiting_files() {
+                if let Some(key) = file.change.file.strip_prefix("team/") {
+                    waiting
+                        .entry(key.to_owned())
+                        .or_insert_with(|| set.id.clone());
+                }
+            }
+        }
+        Ok(waiting)
+    }
+
     /// Brings the teammates' changes into `memory_dir/team/` (see the module docs).
     pub fn team_pull(&self, project: &str, memory_dir: &Path) -> Result<SyncReport> {
         let (git, _branch, theirs_rev) = self.fetched(project)?;
@@ -484,12 +504,30 @@ impl Engine {
         let theirs_tree = git.tree_at(theirs_rev.as_deref())?;
         let local = local_files(&team)?;
         let mut report = SyncReport::default();
+        // A file whose conflict with a teammate waits for review is not pushed, whatever its
+        // state here: the pull moved the base to theirs, so an unreviewed local edit (or
+        // deletion) would look like a fresh change and overwrite their version on the remote.
+        let mut held: BTreeMap<String, String> = self
+            .waiting_team_conflicts(project)?
+            .into_iter()
+            .map(|(key, id)| {
+                let why = format!(
+                    "a conflict with a teammate's change waits for review \
+                     (engram changes show {id}): not pushed"
+                );
+                (key, why)
+            })
+            .collect();
         for (key, why) in &local.unreadable {
-            report.skipped.push(Skipped {
-                file: key.clone(),
-                reason: format!("{why}: not pushed"),
-            });
+            held.entry(key.clone())
+                .or_insert_with(|| format!("{why}: not pushed"));
         }
+        report
+            .skipped
+            .extend(held.iter().map(|(file, reason)| Skipped {
+                file: file.clone(),
+                reason: reason.clone(),
+            }));
         // The worktree becomes exactly what passes the checks; git works out the difference.
         match &theirs_rev {
             Some(rev) => {
@@ -515,6 +553,9 @@ impl Engine {
             }
         }
         for (key, content) in local.files {
+            if held.contains_key(&key) {
+                continue;
+            }
             if let Some(why) = theirs_tree.unsynced.get(&key) {
                 report.skipped.push(Skipped {
                     file: key,
@@ -600,8 +641,10 @@ impl Engine {
             .chain(local.keys())
             .filter(|key| !theirs_tree.unsynced.contains_key(*key))
             .collect();
+        // A file waiting in a staged conflict counts once, as a conflict: a push holds it back.
+        let waiting = self.waiting_team_conflicts(project)?;
         let (mut ahead, mut behind, mut conflicts) = (0, 0, 0);
-        for key in keys {
+        for key in keys.into_iter().filter(|key| !waiting.contains_key(*key)) {
             let (b, t, l) = (base.get(key), theirs.get(key), local.get(key));
             match (l != b, t != b) {
                 (true, true) if l != t => conflicts += 1,
@@ -610,17 +653,11 @@ impl Engine {
                 _ => {}
             }
         }
-        let waiting = self
-            .staged_change_sets()?
-            .into_iter()
-            .filter(|s| s.source == ChangeSource::Team && s.project == project)
-            .map(|s| s.waiting())
-            .sum::<usize>();
         Ok(TeamStatus {
             remote,
             ahead,
             behind,
-            conflicts: conflicts + waiting,
+            conflicts: conflicts + waiting.len(),
         })
     }
 }
