@@ -29,6 +29,21 @@ use crate::settings::SettingsScope;
 /// Longest directory name `sanitize_path` produces before it appends a hash.
 pub const MAX_SANITIZED_LENGTH: usize = 200;
 
+/// The file an agent memory dir holds once it was synced from a team snapshot
+/// (`{"syncedFrom": "<updatedAt>"}`, `FORMATS.md` §1).
+pub const SYNC_MARKER: &str = ".snapshot-synced.json";
+
+/// Where a project's agent memory dirs of the project scope are, one per agent type:
+/// `<cwd>/.claude/agent-memory` (`FORMATS.md` §1).
+pub fn project_scope_agent_memory(cwd: &Path) -> PathBuf {
+    cwd.join(".claude").join("agent-memory")
+}
+
+/// Where a project's agent memory dirs of the local scope are: `<cwd>/.claude/agent-memory-local`.
+pub fn local_scope_agent_memory(cwd: &Path) -> PathBuf {
+    cwd.join(".claude").join("agent-memory-local")
+}
+
 /// The directory name Claude Code derives from a path: every UTF-16 code unit outside
 /// `[a-zA-Z0-9]` becomes `-`. A result longer than [`MAX_SANITIZED_LENGTH`] is cut there and
 /// suffixed with `-` and a base-36 hash of the *original* path, in the Node build's form
@@ -248,6 +263,28 @@ pub struct MemoryDirResolution {
     pub warnings: Vec<String>,
 }
 
+impl MemoryDirResolution {
+    /// The name Engram files the project under (its settings, dream state and staged change
+    /// sets): the folder holding the memory dir when that is Claude Code's default place
+    /// (`<base>/projects/<name>/memory`), else the transcripts folder's name.
+    pub fn project_name(&self) -> String {
+        let from_memory = (self.memory_dir.file_name().is_some_and(|n| n == "memory"))
+            .then(|| self.memory_dir.parent())
+            .flatten()
+            .filter(|parent| {
+                parent
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == "projects")
+            })
+            .and_then(Path::file_name);
+        from_memory
+            .or_else(|| self.transcripts_dir.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
 impl Engine {
     /// Claude Code's memory base: `$CLAUDE_CODE_REMOTE_MEMORY_DIR`, else the config home.
     pub fn memory_base(&self) -> PathBuf {
@@ -255,6 +292,12 @@ impl Engine {
             Some(dir) => nfc_path(Path::new(dir)),
             None => self.claude_home(),
         }
+    }
+
+    /// Where the agent memory dirs of the user scope are, one per agent type:
+    /// `<memory base>/agent-memory` (`FORMATS.md` §1).
+    pub fn user_scope_agent_memory(&self) -> PathBuf {
+        self.memory_base().join("agent-memory")
     }
 
     /// The auto-memory dir Claude Code uses when started in `project` (its working directory).

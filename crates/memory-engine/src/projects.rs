@@ -128,6 +128,15 @@ impl Engine {
             .join("memory")
     }
 
+    /// The working dir of the project named `name`, if Claude Code lists it (as
+    /// [`ProjectSummary::path`] gives it); `None` for a name it does not list.
+    pub(crate) fn listed_project_path(&self, name: &str) -> Option<PathBuf> {
+        if !self.project_names().ok()?.iter().any(|n| n == name) {
+            return None;
+        }
+        project_path(name, &self.project_transcripts_dir_of(name))
+    }
+
     /// `<config home>/projects/<name>`: where the project's transcripts are.
     pub(crate) fn project_transcripts_dir_of(&self, name: &str) -> PathBuf {
         self.claude_home().join("projects").join(name)

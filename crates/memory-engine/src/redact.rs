@@ -118,7 +118,7 @@ mod tests {
             "nothing lands before review"
         );
         engine
-            .apply_staged(&staged.id, &["team/ci.md".to_string()], false)
+            .apply_staged(&staged.id, &["team/ci.md".to_string()], false, Some(&root))
             .expect("apply");
         let after = std::fs::read_to_string(root.join("team/ci.md")).expect("read");
         assert!(

@@ -13,6 +13,14 @@
 //! - Undo writes back each applied file's planned-on content, through a change set like any
 //!   other: a topic file changed since is a conflict, an index is merged (lines added by others
 //!   since are kept).
+//! - A staged set is input, not trusted state: anyone who can write `staging/` can edit its
+//!   `memoryDir`. So applying, undoing, rejecting (when it writes a snapshot marker) and showing
+//!   a conflict first derive the memory dir from the set's `project` and `source` — Claude Code's
+//!   default place for the project, the auto-memory dir its working dir resolves to, or its agent
+//!   memory dirs, for a project Claude Code lists — or take the one the person names
+//!   (`--memory-dir`), and refuse a set whose `memoryDir` is not that dir. Files are written
+//!   under the derived dir, never under the JSON's; a snapshot marker only as
+//!   `.snapshot-synced.json` in it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -26,6 +34,7 @@ use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::index::is_index_file;
+use crate::paths::{local_scope_agent_memory, project_scope_agent_memory, SYNC_MARKER};
 use crate::staleness::iso_time;
 
 /// What produced a staged change set.
@@ -266,18 +275,22 @@ impl Engine {
     }
 
     /// Applies the waiting files of set `id` (those named in `files`; all when empty), as the
-    /// set's source. Protected changes are applied only with `include_protected` (the person
-    /// approved them); otherwise they stay pending. Returns the set as it now stands.
+    /// set's source, in its memory dir — `memory_dir` when the caller names it, else the one
+    /// derived from its project (see the module docs). Protected changes are applied only with
+    /// `include_protected` (the person approved them); otherwise they stay pending. Returns the
+    /// set as it now stands.
     pub fn apply_staged(
         &self,
         id: &str,
         files: &[String],
         include_protected: bool,
+        memory_dir: Option<&Path>,
     ) -> Result<StagedChangeSet> {
         let _lock = self.lock_staging()?;
         let mut staged = self.staged_change_set(id)?;
         staged.check_names(files)?;
-        let root = staged.memory_dir.clone();
+        let root = self.staged_memory_dir(&staged, memory_dir)?;
+        check_marker(&staged, &root)?;
         let mut selected: Vec<usize> = (0..staged.files.len())
             .filter(|&i| {
                 let f = &staged.files[i];
@@ -364,28 +377,40 @@ impl Engine {
             }
         }
         staged.refresh_status();
-        write_marker_when_decided(&mut staged)?;
+        // What was applied is saved even if the marker cannot be written.
+        let marker = write_marker_when_decided(&mut staged, &root);
         self.save_staged(&staged)?;
+        marker?;
         Ok(staged)
     }
 
-    /// Attaches a snapshot merge's marker to set `id` (see [`StagedChangeSet::marker`]).
+    /// Attaches a snapshot merge's marker to set `id` (see [`StagedChangeSet::marker`]), staged
+    /// just now for the agent memory dir `memory_dir`.
     pub(crate) fn attach_sync_marker(
         &self,
         id: &str,
         marker: SyncMarker,
+        memory_dir: &Path,
     ) -> Result<StagedChangeSet> {
         let _lock = self.lock_staging()?;
         let mut staged = self.staged_change_set(id)?;
         staged.marker = Some(marker);
-        write_marker_when_decided(&mut staged)?;
+        check_marker(&staged, memory_dir)?;
+        write_marker_when_decided(&mut staged, memory_dir)?;
         self.save_staged(&staged)?;
         Ok(staged)
     }
 
     /// Rejects the waiting files of set `id` (those named in `files`; all when empty): they are
-    /// never applied. Returns the set as it now stands.
-    pub fn reject_staged(&self, id: &str, files: &[String]) -> Result<StagedChangeSet> {
+    /// never applied. Rejecting writes no memory file, so the set's memory dir is checked (as
+    /// [`Engine::apply_staged`] does, `memory_dir` naming it) only when the decision writes a
+    /// snapshot merge's marker. Returns the set as it now stands.
+    pub fn reject_staged(
+        &self,
+        id: &str,
+        files: &[String],
+        memory_dir: Option<&Path>,
+    ) -> Result<StagedChangeSet> {
         let _lock = self.lock_staging()?;
         let mut staged = self.staged_change_set(id)?;
         staged.check_names(files)?;
@@ -400,18 +425,23 @@ impl Engine {
             }
         }
         staged.refresh_status();
-        write_marker_when_decided(&mut staged)?;
+        if staged.marker.as_ref().is_some_and(|m| !m.written) && staged.waiting() == 0 {
+            let root = self.staged_memory_dir(&staged, memory_dir)?;
+            check_marker(&staged, &root)?;
+            write_marker_when_decided(&mut staged, &root)?;
+        }
         self.save_staged(&staged)?;
         Ok(staged)
     }
 
-    /// Undoes every applied file of set `id` in one change set, as the user. A topic file
+    /// Undoes every applied file of set `id` in one change set, as the user, in its memory dir
+    /// (named by `memory_dir`, else derived as [`Engine::apply_staged`] derives it). A topic file
     /// changed since it was applied is a conflict and stays as it is (the error names it); the
     /// others are undone. Returns the set as it now stands.
-    pub fn undo_staged(&self, id: &str) -> Result<StagedChangeSet> {
+    pub fn undo_staged(&self, id: &str, memory_dir: Option<&Path>) -> Result<StagedChangeSet> {
         let _lock = self.lock_staging()?;
         let mut staged = self.staged_change_set(id)?;
-        let root = staged.memory_dir.clone();
+        let root = self.staged_memory_dir(&staged, memory_dir)?;
         let applied: Vec<usize> = (0..staged.files.len())
             .filter(|&i| staged.files[i].status == FileStatus::Applied)
             .collect();
@@ -460,10 +490,12 @@ impl Engine {
         Ok(staged)
     }
 
-    /// Both sides of `file` of set `id` for a conflict: what the disk holds now against what the
-    /// run planned.
+    /// Both sides of `file` of set `id` for a conflict: what the disk holds now (in the memory
+    /// dir derived from the set's project, as [`Engine::apply_staged`] derives it) against what
+    /// the run planned.
     pub fn staged_conflict(&self, id: &str, file: &str) -> Result<crate::ConflictDetails> {
         let set = self.staged_change_set(id)?;
+        let root = self.staged_memory_dir(&set, None)?;
         let planned = set
             .files
             .iter()
@@ -473,7 +505,82 @@ impl Engine {
             .after
             .clone()
             .unwrap_or_default();
-        self.conflict_details(&set.memory_dir, file, &planned)
+        self.conflict_details(&root, file, &planned)
+    }
+
+    /// The memory dir staged set `staged` may read and write: `named` when the person names one,
+    /// else one derived from the set's project and source (see the module docs) — and in both
+    /// cases only if it is the dir the set says it was staged for (symlinks resolved). The set's
+    /// own `memoryDir` only ever picks among these; it is never used as a path.
+    fn staged_memory_dir(&self, staged: &StagedChangeSet, named: Option<&Path>) -> Result<PathBuf> {
+        let claimed = disk::resolved_path(&staged.memory_dir);
+        let found = match named {
+            Some(dir) => (disk::resolved_path(dir) == claimed).then(|| dir.to_path_buf()),
+            None => self
+                .memory_dirs_of(staged, &claimed)
+                .into_iter()
+                .find(|dir| disk::resolved_path(dir) == claimed),
+        };
+        found.ok_or_else(|| {
+            let id = &staged.id;
+            let claimed = staged.memory_dir.display();
+            Error::InvalidInput(match named {
+                Some(dir) => format!(
+                    "change set {id} was staged for {claimed}, not for {}: refused",
+                    dir.display()
+                ),
+                None => format!(
+                    "change set {id} names {claimed} as its memory dir, which is not a memory dir \
+                     of project {:?}: refused (a staged set is applied only to a memory dir \
+                     derived from its project, as Claude Code lists it, or to the one named \
+                     again with --memory-dir)",
+                    staged.project
+                ),
+            })
+        })
+    }
+
+    /// The memory dirs a set of `staged`'s source may target for its project: Claude Code's
+    /// default place for it and, for a project Claude Code lists, the auto-memory dir its working
+    /// dir resolves to (settings overrides included) — or, for a snapshot merge, the agent
+    /// memory dirs of the agent type `claimed` is named after (the user scope's, and the
+    /// project's own). A stranded store may be merged into either kind. Costlier candidates are
+    /// computed only when the cheap one is not the one claimed.
+    fn memory_dirs_of(&self, staged: &StagedChangeSet, claimed: &Path) -> Vec<PathBuf> {
+        // A name that is not one plain folder name (`..`, a path) derives nothing.
+        let Ok(default) = self.project_memory_dir_checked(&staged.project) else {
+            return Vec::new();
+        };
+        let auto_memory = staged.source != ChangeSource::Snapshot;
+        let agent_memory = matches!(
+            staged.source,
+            ChangeSource::Snapshot | ChangeSource::Stranded
+        );
+        let mut dirs = Vec::new();
+        if auto_memory {
+            dirs.push(default);
+        }
+        // An agent memory dir is named after its agent type: the claimed dir's last component
+        // (always one plain name), placed where Claude Code keeps that agent's memory.
+        let agent = claimed.file_name().filter(|_| agent_memory);
+        if let Some(agent) = agent {
+            dirs.push(self.user_scope_agent_memory().join(agent));
+        }
+        if dirs.iter().any(|dir| disk::resolved_path(dir) == claimed) {
+            return dirs;
+        }
+        if let Some(cwd) = self.listed_project_path(&staged.project) {
+            if auto_memory {
+                if let Ok(resolution) = self.resolve_memory_dir(&cwd) {
+                    dirs.push(resolution.memory_dir);
+                }
+            }
+            if let Some(agent) = agent {
+                dirs.push(project_scope_agent_memory(&cwd).join(agent));
+                dirs.push(local_scope_agent_memory(&cwd).join(agent));
+            }
+        }
+        dirs
     }
 
     /// The change sets waiting for review, by project folder name.
@@ -634,14 +741,36 @@ fn disk_holds(root: &Path, file: &str, content: Option<&str>) -> bool {
         .is_ok_and(|on_disk| on_disk.as_deref() == content)
 }
 
-/// Writes a snapshot merge's `.snapshot-synced.json` once no file of `staged` waits: the person
-/// has decided every file, so the snapshot counts as merged (rejected files included — that was
-/// their decision) and Claude Code stops prompting for it.
-fn write_marker_when_decided(staged: &mut StagedChangeSet) -> Result<()> {
+/// Refuses `staged`'s marker unless it is a snapshot merge's `.snapshot-synced.json` in `root`
+/// (the set's memory dir, checked): the marker's path comes from the staged JSON, so it is only
+/// compared, and checked before anything is applied.
+fn check_marker(staged: &StagedChangeSet, root: &Path) -> Result<()> {
+    let Some(marker) = staged.marker.as_ref().filter(|m| !m.written) else {
+        return Ok(());
+    };
+    let path = root.join(SYNC_MARKER);
+    if staged.source != ChangeSource::Snapshot
+        || disk::resolved_path(&marker.path) != disk::resolved_path(&path)
+    {
+        return Err(Error::InvalidInput(format!(
+            "change set {}: its marker {} is not {}: refused",
+            staged.id,
+            marker.path.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes a snapshot merge's `.snapshot-synced.json` into `root` (checked by [`check_marker`])
+/// once no file of `staged` waits: the person has decided every file, so the snapshot counts as
+/// merged (rejected files included — that was their decision) and Claude Code stops prompting
+/// for it.
+fn write_marker_when_decided(staged: &mut StagedChangeSet, root: &Path) -> Result<()> {
     let decided = staged.waiting() == 0;
     if let Some(marker) = staged.marker.as_mut().filter(|m| !m.written && decided) {
         let json = serde_json::json!({ "syncedFrom": marker.synced_from }).to_string();
-        disk::atomic_write(&marker.path, json.as_bytes())?;
+        disk::atomic_write(&root.join(SYNC_MARKER), json.as_bytes())?;
         marker.written = true;
     }
     Ok(())
@@ -711,7 +840,7 @@ mod tests {
         fx.write("plan.md", plan.change.after.as_deref().expect("after"));
         let done = fx
             .engine
-            .apply_staged(&staged.id, &[], true)
+            .apply_staged(&staged.id, &[], true, Some(&fx.root))
             .expect("apply again");
         assert!(
             done.files.iter().all(|f| f.status == FileStatus::Applied),
@@ -723,7 +852,10 @@ mod tests {
         );
         // A stopped undo: plan.md is back, the set still says applied.
         fx.write("plan.md", plan.change.before.as_deref().expect("before"));
-        let undone = fx.engine.undo_staged(&staged.id).expect("undo again");
+        let undone = fx
+            .engine
+            .undo_staged(&staged.id, Some(&fx.root))
+            .expect("undo again");
         assert!(undone.files.iter().all(|f| f.status == FileStatus::Undone));
         assert_eq!(fx.read("plan.md").as_deref(), plan.change.before.as_deref());
         assert!(fx.read("new.md").is_none());
@@ -771,7 +903,7 @@ mod tests {
         // Everything the policy may apply: the protected delete stays pending.
         let after = fx
             .engine
-            .apply_staged(&staged.id, &[], false)
+            .apply_staged(&staged.id, &[], false, Some(&fx.root))
             .expect("apply");
         assert!(fx.read("plan.md").expect("plan").contains("2026-11-17"));
         assert!(fx.read("new.md").is_some());
@@ -816,7 +948,11 @@ mod tests {
         // The person rejects the delete and the index edit that went with it: the set is decided.
         let after = fx
             .engine
-            .reject_staged(&staged.id, &["user.md".to_owned(), "MEMORY.md".to_owned()])
+            .reject_staged(
+                &staged.id,
+                &["user.md".to_owned(), "MEMORY.md".to_owned()],
+                Some(&fx.root),
+            )
             .expect("reject");
         assert_eq!(after.status, SetStatus::Applied);
         assert_eq!(
@@ -839,7 +975,7 @@ mod tests {
         fx.write("MEMORY.md", &index);
         let after = fx
             .engine
-            .apply_staged(&staged.id, &[], true)
+            .apply_staged(&staged.id, &[], true, Some(&fx.root))
             .expect("apply");
         let plan = after
             .files
@@ -861,26 +997,212 @@ mod tests {
         assert_eq!(after.status, SetStatus::Pending, "the conflict still waits");
     }
 
+    /// A memory dir in Claude Code's default place (`<claude home>/projects/-home-u-app/memory`)
+    /// and an engine whose Claude home is the fixture's, so sets of project `-home-u-app` derive
+    /// their memory dir as the app and `engram changes` do: without naming it.
+    fn project_fixture() -> (TempMemoryDir, Engine) {
+        let fx = TempMemoryDir::project();
+        let engine = Engine::builder(crate::environment::Environment::empty())
+            .claude_home(fx.temp.path().canonicalize().expect("canonical temp"))
+            .engram_home(fx.temp.path().join("engram"))
+            .build();
+        (fx, engine)
+    }
+
+    /// Rewrites set `id` on disk as someone with write access to `staging/` could.
+    fn tamper(engine: &Engine, id: &str, edit: impl FnOnce(&mut StagedChangeSet)) {
+        let mut set = engine.staged_change_set(id).expect("set");
+        edit(&mut set);
+        engine.save_staged(&set).expect("save");
+    }
+
     #[test]
     fn a_conflict_shows_the_disk_against_what_the_run_planned() {
-        let fx = TempMemoryDir::new("memory");
+        let (fx, engine) = project_fixture();
         let set = proposal(&fx);
-        let staged = fx
-            .engine
-            .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
+        let staged = engine
+            .stage_change_set(&set, ChangeSource::Dream, "-home-u-app", "s", None)
             .expect("stage");
         fx.write("plan.md", "edited by hand\n");
-        let details = fx
-            .engine
+        let details = engine
             .staged_conflict(&staged.id, "plan.md")
             .expect("details");
         assert_eq!(details.disk.as_deref(), Some("edited by hand\n"));
         assert!(details.mine.contains("2026-11-17"), "{}", details.mine);
-        let err = fx
-            .engine
+        let err = engine
             .staged_conflict(&staged.id, "other.md")
             .expect_err("not in the set");
         assert!(err.to_string().contains("other.md"), "{err}");
+
+        // Aimed elsewhere, the conflict view reads nothing there.
+        let outside = fx.temp.path().join("outside");
+        fs::create_dir_all(&outside).expect("outside");
+        fs::write(outside.join("plan.md"), "private\n").expect("private");
+        tamper(&engine, &staged.id, |set| set.memory_dir = outside.clone());
+        let err = engine
+            .staged_conflict(&staged.id, "plan.md")
+            .expect_err("not the project's memory dir");
+        assert!(err.to_string().contains("refused"), "{err}");
+    }
+
+    /// The memory dir a set is applied in is derived from its project, never read from its JSON:
+    /// Claude Code's default place, the dir the project's trusted settings put its memory in, or
+    /// the one the person names; a set claiming another dir is refused and writes nothing.
+    #[test]
+    fn a_set_is_applied_only_in_a_memory_dir_derived_from_its_project() {
+        let (fx, engine) = project_fixture();
+        let home = fx.temp.path().canonicalize().expect("canonical temp");
+        let outside = home.join("outside");
+        fs::create_dir_all(&outside).expect("outside");
+        fs::write(outside.join("user.md"), USER).expect("a file the set would delete");
+        let staged = engine
+            .stage_change_set(
+                &proposal(&fx),
+                ChangeSource::Dream,
+                "-home-u-app",
+                "s",
+                None,
+            )
+            .expect("stage");
+        for claimed in [
+            outside.clone(),
+            fx.root.join("../../../outside"),
+            home.join(".ssh"),
+        ] {
+            tamper(&engine, &staged.id, |set| set.memory_dir = claimed.clone());
+            let err = engine
+                .apply_staged(&staged.id, &[], true, None)
+                .expect_err("not the project's memory dir");
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidInput, "{err}");
+            assert!(
+                err.to_string().contains(&claimed.display().to_string()),
+                "{err}"
+            );
+            let err = engine
+                .apply_staged(&staged.id, &[], true, Some(&fx.root))
+                .expect_err("not the dir the person named");
+            assert!(err.to_string().contains("refused"), "{err}");
+        }
+        assert_eq!(
+            fs::read_to_string(outside.join("user.md")).ok().as_deref(),
+            Some(USER)
+        );
+        assert_eq!(fs::read_dir(&outside).expect("outside").count(), 1);
+        assert!(!home.join(".ssh").exists());
+        assert!(fx.read("new.md").is_none(), "nothing applied anywhere");
+
+        // As staged (the name spelled through `..` resolves to the same dir): applied.
+        tamper(&engine, &staged.id, |set| {
+            set.memory_dir = fx.root.join("../memory");
+        });
+        let applied = engine
+            .apply_staged(&staged.id, &[], true, None)
+            .expect("the project's own memory dir");
+        assert_eq!(applied.status, SetStatus::Applied);
+        assert!(fx.read("new.md").is_some());
+        let undone = engine.undo_staged(&staged.id, None).expect("undo");
+        assert_eq!(undone.status, SetStatus::Undone);
+
+        // A project whose local settings put its memory elsewhere (listed by its transcripts):
+        // that dir is derived too, under the project's transcripts folder name.
+        let cwd = home.join("work");
+        let notes = home.join("notes");
+        let name = crate::paths::sanitize_path(&cwd.to_string_lossy());
+        let transcripts = home.join("projects").join(&name);
+        fs::create_dir_all(&transcripts).expect("transcripts");
+        let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null,
+            "cwd": cwd, "sessionId": "s", "message": {"role": "user", "content": "hi"}});
+        fs::write(
+            transcripts.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            format!("{line}\n"),
+        )
+        .expect("transcript");
+        crate::testing::fixtures::write_file(
+            &cwd.join(".claude/settings.local.json"),
+            &serde_json::json!({ "autoMemoryDirectory": notes }).to_string(),
+        );
+        assert_eq!(
+            engine.resolve_memory_dir(&cwd).expect("resolve").memory_dir,
+            notes,
+            "the fixture's override applies"
+        );
+        let mut set = ChangeSet::new(&notes);
+        set.stage_write("a.md", "---\nname: A\n---\na\n".to_owned(), "r")
+            .expect("stage");
+        let staged = engine
+            .stage_change_set(&set, ChangeSource::Extract, &name, "s", None)
+            .expect("stage");
+        engine
+            .apply_staged(&staged.id, &[], true, None)
+            .expect("the project's overridden memory dir");
+        assert!(notes.join("a.md").is_file());
+    }
+
+    /// A snapshot merge's marker is written only as `.snapshot-synced.json` in the agent memory
+    /// dir derived from the set (checked before anything is applied); a dream set has none.
+    #[test]
+    fn a_marker_aimed_elsewhere_is_refused_before_anything_lands() {
+        let (fx, engine) = project_fixture();
+        let home = fx.temp.path().canonicalize().expect("canonical temp");
+        let agent = engine.user_scope_agent_memory().join("reviewer");
+        let mut set = ChangeSet::new(&agent);
+        set.stage_write("style.md", "---\nname: S\n---\ns\n".to_owned(), "r")
+            .expect("stage");
+        let staged = engine
+            .stage_change_set(&set, ChangeSource::Snapshot, "-home-u-app", "s", None)
+            .expect("stage");
+        let marker = |path: PathBuf| SyncMarker {
+            path,
+            synced_from: "2026-11-01T00:00:00Z".to_owned(),
+            written: false,
+        };
+        let elsewhere = home.join("outside/.snapshot-synced.json");
+        engine
+            .attach_sync_marker(&staged.id, marker(elsewhere.clone()), &agent)
+            .expect_err("attached only where it belongs");
+        tamper(&engine, &staged.id, |set| {
+            set.marker = Some(marker(elsewhere.clone()))
+        });
+        let err = engine
+            .apply_staged(&staged.id, &[], true, None)
+            .expect_err("marker elsewhere");
+        assert!(err.to_string().contains("marker"), "{err}");
+        assert!(
+            !agent.join("style.md").exists(),
+            "refused before anything landed"
+        );
+        engine
+            .reject_staged(&staged.id, &[], None)
+            .expect_err("a decision that writes the marker is refused too");
+        assert!(!elsewhere.exists());
+
+        // Where it belongs: applied, and the marker written there once decided.
+        let path = agent.join(SYNC_MARKER);
+        tamper(&engine, &staged.id, |set| {
+            set.marker = Some(marker(path.clone()))
+        });
+        engine
+            .apply_staged(&staged.id, &[], true, None)
+            .expect("the user scope's agent memory dir");
+        assert!(agent.join("style.md").is_file() && path.is_file());
+
+        // A dream set carries no marker: one put there is refused.
+        let staged = engine
+            .stage_change_set(
+                &proposal(&fx),
+                ChangeSource::Dream,
+                "-home-u-app",
+                "s",
+                None,
+            )
+            .expect("stage");
+        tamper(&engine, &staged.id, |set| {
+            set.marker = Some(marker(fx.root.join(SYNC_MARKER)));
+        });
+        engine
+            .reject_staged(&staged.id, &[], None)
+            .expect_err("not a snapshot merge");
+        assert!(!fx.root.join(SYNC_MARKER).exists());
     }
 
     #[test]
@@ -896,17 +1218,20 @@ mod tests {
             .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
             .expect("stage");
         fx.engine
-            .apply_staged(&staged.id, &[], true)
+            .apply_staged(&staged.id, &[], true, Some(&fx.root))
             .expect("apply");
         assert_eq!(fx.read("user.md"), None, "approved delete applied");
-        let undone = fx.engine.undo_staged(&staged.id).expect("undo");
+        let undone = fx
+            .engine
+            .undo_staged(&staged.id, Some(&fx.root))
+            .expect("undo");
         assert_eq!(undone.status, SetStatus::Undone);
         for (file, content) in before {
             assert_eq!(fx.read(&file), content, "{file} is back as it was");
         }
         let err = fx
             .engine
-            .undo_staged(&staged.id)
+            .undo_staged(&staged.id, Some(&fx.root))
             .expect_err("nothing left to undo");
         assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
     }
@@ -920,12 +1245,15 @@ mod tests {
             .stage_change_set(&set, ChangeSource::Dream, "-p", "s", None)
             .expect("stage");
         fx.engine
-            .apply_staged(&staged.id, &["plan.md".to_owned()], false)
+            .apply_staged(&staged.id, &["plan.md".to_owned()], false, Some(&fx.root))
             .expect("apply one");
         fx.engine
-            .reject_staged(&staged.id, &["new.md".to_owned()])
+            .reject_staged(&staged.id, &["new.md".to_owned()], Some(&fx.root))
             .expect("reject one");
-        let undone = fx.engine.undo_staged(&staged.id).expect("undo");
+        let undone = fx
+            .engine
+            .undo_staged(&staged.id, Some(&fx.root))
+            .expect("undo");
         assert_eq!(
             undone.status,
             SetStatus::Pending,
@@ -942,7 +1270,7 @@ mod tests {
         );
         let rest = fx
             .engine
-            .reject_staged(&staged.id, &[])
+            .reject_staged(&staged.id, &[], Some(&fx.root))
             .expect("reject the rest");
         assert_eq!(
             rest.status,
@@ -968,7 +1296,7 @@ mod tests {
             .expect("stage");
         let err = fx
             .engine
-            .apply_staged(&staged.id, &["nope.md".to_owned()], false)
+            .apply_staged(&staged.id, &["nope.md".to_owned()], false, Some(&fx.root))
             .expect_err("not in the set");
         assert!(err.to_string().contains("nope.md"), "{err}");
         assert_eq!(fx.engine.staged_change_sets().expect("list").len(), 1);

@@ -703,7 +703,7 @@ mod tests {
         );
 
         fx.engine
-            .undo_staged(&record.id)
+            .undo_staged(&record.id, Some(&fx.root))
             .expect("undo Claude's dream");
         assert_eq!(
             (fx.read("MEMORY.md"), fx.read("a.md"), fx.read("b.md")),

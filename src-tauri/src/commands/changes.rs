@@ -41,7 +41,7 @@ pub async fn accept_changes(
     files: Vec<String>,
 ) -> Result<StagedChangeSet> {
     let engine = state.engine().clone();
-    blocking(move || engine.apply_staged(&id, &files, true)).await
+    blocking(move || engine.apply_staged(&id, &files, true, None)).await
 }
 
 /// Rejects the named files of change set `id` (all waiting files when empty).
@@ -52,14 +52,14 @@ pub async fn reject_changes(
     files: Vec<String>,
 ) -> Result<StagedChangeSet> {
     let engine = state.engine().clone();
-    blocking(move || engine.reject_staged(&id, &files)).await
+    blocking(move || engine.reject_staged(&id, &files, None)).await
 }
 
 /// Undoes every applied file of change set `id` in one step.
 #[tauri::command]
 pub async fn undo_changes(state: State<'_, AppState>, id: String) -> Result<StagedChangeSet> {
     let engine = state.engine().clone();
-    blocking(move || engine.undo_staged(&id)).await
+    blocking(move || engine.undo_staged(&id, None)).await
 }
 
 /// Both sides of a file of change set `id` that conflicts: what the disk holds now, and what the

@@ -3,7 +3,8 @@
 //! "project", "createdAt", "status", "files": [{"file", "kind", "reason", "status",
 //! "protected"}]}]`; `show ID --json` the whole set, diffs included. Applying from here is the
 //! person's approval, so protected changes (deleting or rewriting a user or feedback memory) are
-//! applied too.
+//! applied too. A set is applied, undone or rejected only in the memory dir derived from its
+//! project — or, for one staged with `--memory-dir`, in the dir named again with `--memory-dir`.
 
 use memory_engine::changeset::ChangeKind;
 use memory_engine::staging::{FileStatus, StagedChangeSet};
@@ -92,6 +93,8 @@ fn listed(set: &StagedChangeSet) -> Listed<'_> {
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
     let engine = &context.engine;
+    // A set staged for a dir given by hand is applied to that dir only when it is named again.
+    let named = context.named_memory_dir();
     let set = match args.command {
         ChangesCommand::List => {
             let sets = engine.staged_change_sets()?;
@@ -103,9 +106,13 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             return Ok(Status::Success);
         }
         ChangesCommand::Show { id } => engine.staged_change_set(&id)?,
-        ChangesCommand::Apply { id, files } => engine.apply_staged(&id, &files, true)?,
-        ChangesCommand::Reject { id, files } => engine.reject_staged(&id, &files)?,
-        ChangesCommand::Undo { id } => engine.undo_staged(&id)?,
+        ChangesCommand::Apply { id, files } => {
+            engine.apply_staged(&id, &files, true, named.as_deref())?
+        }
+        ChangesCommand::Reject { id, files } => {
+            engine.reject_staged(&id, &files, named.as_deref())?
+        }
+        ChangesCommand::Undo { id } => engine.undo_staged(&id, named.as_deref())?,
     };
     if context.json() {
         output::print_json(&set)?;

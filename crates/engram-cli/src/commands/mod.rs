@@ -143,6 +143,24 @@ impl Context {
             .unwrap_or_default())
     }
 
+    /// The project a change set staged for the memory dir to work on is filed under, so that it
+    /// can be applied later: the project's own name (as dreams name it, wherever its settings
+    /// put its memory), or for `--memory-dir` the folder holding that dir.
+    pub fn staged_project(&self) -> Result<String> {
+        match self.named_memory_dir() {
+            Some(dir) => Ok(staged_project_name(&dir)),
+            None => Ok(self
+                .engine
+                .resolve_memory_dir(&self.project()?)?
+                .project_name()),
+        }
+    }
+
+    /// The memory dir given with `--memory-dir` (made absolute), if any.
+    pub fn named_memory_dir(&self) -> Option<PathBuf> {
+        self.global.memory_dir.as_deref().map(absolute)
+    }
+
     /// The memory dir to work on: `--memory-dir`, else the project's resolved one.
     pub fn memory_dir(&self) -> Result<MemoryDir> {
         let root = match &self.global.memory_dir {
@@ -153,8 +171,6 @@ impl Context {
     }
 }
 
-/// `path` joined onto the current directory when relative, with `.` and `..` resolved lexically
-/// (as a shell would show it; symlinks are left for the engine to resolve where it matters).
 /// The project name a change set staged for `memory_dir` is filed under in `engram changes`: the
 /// folder holding it (`<base>/projects/<name>/memory`).
 pub fn staged_project_name(memory_dir: &Path) -> String {
@@ -165,6 +181,8 @@ pub fn staged_project_name(memory_dir: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// `path` joined onto the current directory when relative, with `.` and `..` resolved lexically
+/// (as a shell would show it; symlinks are left for the engine to resolve where it matters).
 fn absolute(path: &Path) -> PathBuf {
     let joined = match std::env::current_dir() {
         Ok(cwd) if path.is_relative() => cwd.join(path),

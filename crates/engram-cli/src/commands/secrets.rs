@@ -99,7 +99,7 @@ fn scan(context: &Context, path: Option<PathBuf>) -> Result<Status> {
 fn redact(context: &Context) -> Result<Status> {
     let dir = context.existing_memory_dir()?;
     let root = dir.root();
-    let project = super::staged_project_name(root);
+    let project = context.staged_project()?;
     match context.engine.stage_redaction(root, &project, None)? {
         Some(set) if context.json() => output::print_json(&set)?,
         Some(set) => output::print(&format!(

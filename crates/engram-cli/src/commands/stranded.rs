@@ -68,7 +68,12 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             dir.display()
         ))
     })?;
-    let project = super::staged_project_name(&into);
+    // Filed under the project whose live dir it is, as Claude Code resolves it, so that
+    // `engram changes apply` derives that dir again; a moved project's goes by its new folder.
+    let project = match store.project.as_ref().filter(|_| store.live.is_some()) {
+        Some(cwd) => context.engine.resolve_memory_dir(cwd)?.project_name(),
+        None => super::staged_project_name(&into),
+    };
     match context.engine.stage_stranded_merge(&dir, &into, &project)? {
         Some(set) if context.json() => output::print_json(&set)?,
         Some(set) => output::print(&format!(

@@ -22,6 +22,8 @@ fn snapshot(s: &Sandbox, updated_at: &str, files: &[(&str, &str)]) {
 #[test]
 fn list_initialize_merge_and_publish_through_the_cli() {
     let s = Sandbox::in_project("agents").with_engram_home();
+    // Agent memory is in projects Claude Code has run in: their staged merges apply to it.
+    s.list_project();
     let user = s.home().join(".claude/agent-memory/planner");
     fs::create_dir_all(&user).expect("user scope");
     fs::write(user.join("MEMORY.md"), "- [Plans](plans.md) — how I plan\n").expect("index");
@@ -142,7 +144,14 @@ fn a_moved_projects_memory_is_listed_as_stranded_and_merged_back_after_review() 
         !into.join("project_billing.md").exists(),
         "staged, not applied"
     );
-    s.json(&["changes", "apply", staged["id"].as_str().expect("id")]);
+    // A dir named by hand is the person's to name again when applying.
+    s.json(&[
+        "changes",
+        "apply",
+        staged["id"].as_str().expect("id"),
+        "--memory-dir",
+        &into.to_string_lossy(),
+    ]);
     assert!(into.join("project_billing.md").is_file());
 }
 
@@ -151,6 +160,7 @@ fn merge_with_propose_stages_the_models_merge_and_needs_a_model() {
     use memory_engine::testing::{wire, Reply, ScriptedServer};
 
     let s = Sandbox::in_project("agents-propose").with_engram_home();
+    s.list_project();
     let style = |body: &str| {
         format!("---\nname: Style\ndescription: review style\ntype: feedback\n---\n{body}\n")
     };

@@ -23,4 +23,5 @@ mod models;
 mod recall_hooks;
 mod search_fix;
 mod sessions;
+mod staging;
 mod team;

@@ -217,7 +217,9 @@ impl Engine {
         }
         let staged =
             self.stage_change_set(&set, ChangeSource::Snapshot, project, &summary, None)?;
-        Ok(Some(self.attach_sync_marker(&staged.id, marker)?))
+        Ok(Some(
+            self.attach_sync_marker(&staged.id, marker, &plan.dir)?,
+        ))
     }
 }
 

@@ -41,7 +41,7 @@ mod merge;
 
 pub const SNAPSHOT_BASE: &str = "agent-memory-snapshots";
 pub const SNAPSHOT_FILE: &str = "snapshot.json";
-pub const SYNC_MARKER: &str = ".snapshot-synced.json";
+pub use crate::paths::SYNC_MARKER;
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -238,9 +238,9 @@ impl Engine {
     ) -> Result<PathBuf> {
         let name = dir_name(agent_type)?;
         Ok(match scope {
-            AgentScope::User => self.memory_base().join("agent-memory").join(name),
-            AgentScope::Project => cwd.join(".claude").join("agent-memory").join(name),
-            AgentScope::Local => cwd.join(".claude").join("agent-memory-local").join(name),
+            AgentScope::User => self.user_scope_agent_memory().join(name),
+            AgentScope::Project => crate::paths::project_scope_agent_memory(cwd).join(name),
+            AgentScope::Local => crate::paths::local_scope_agent_memory(cwd).join(name),
         })
     }
 

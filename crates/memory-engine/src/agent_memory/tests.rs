@@ -45,6 +45,22 @@ impl Setup {
             .expect("dir")
     }
 
+    /// Makes the project one Claude Code lists (a session's transcript names its working dir),
+    /// as every project that has agent memory is; returns its name.
+    fn listed(&self) -> String {
+        let name = crate::paths::sanitize_path(&self.cwd.to_string_lossy());
+        let dir = self.engine.claude_home().join("projects").join(&name);
+        fs::create_dir_all(&dir).expect("transcripts");
+        let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null,
+            "cwd": self.cwd, "sessionId": "s", "message": {"role": "user", "content": "hi"}});
+        fs::write(
+            dir.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            format!("{line}\n"),
+        )
+        .expect("transcript");
+        name
+    }
+
     fn action(&self) -> SnapshotAction {
         snapshot_decision(
             &self
@@ -129,9 +145,10 @@ fn a_merge_adds_takes_keeps_and_shows_both_changed_files_for_review() {
             ("MEMORY.md", INDEX),
         ],
     );
+    let project = s.listed();
     let staged = s
         .engine
-        .stage_snapshot_merge("code-reviewer", AgentScope::Project, &s.cwd, "repo")
+        .stage_snapshot_merge("code-reviewer", AgentScope::Project, &s.cwd, &project)
         .expect("stage")
         .expect("a set");
     let files: Vec<(&str, &str)> = staged
@@ -183,6 +200,7 @@ fn a_merge_adds_takes_keeps_and_shows_both_changed_files_for_review() {
             &staged.id,
             &["new.md".to_owned(), "tests.md".to_owned()],
             true,
+            None,
         )
         .expect("accept");
     assert_eq!(
@@ -192,7 +210,7 @@ fn a_merge_adds_takes_keeps_and_shows_both_changed_files_for_review() {
     );
     let done = s
         .engine
-        .reject_staged(&staged.id, &["style.md".to_owned()])
+        .reject_staged(&staged.id, &["style.md".to_owned()], None)
         .expect("reject");
     assert!(done.files.iter().all(|f| f.status != FileStatus::Pending));
     assert_eq!(
@@ -484,7 +502,7 @@ async fn a_model_proposes_merges_of_files_both_sides_changed_still_for_review() 
         ours_style
     );
     s.engine
-        .apply_staged(&staged.id, &["style.md".to_owned()], true)
+        .apply_staged(&staged.id, &["style.md".to_owned()], true, Some(&s.dir()))
         .expect("accept");
     assert_eq!(
         fs::read_to_string(s.dir().join("style.md")).expect("style"),

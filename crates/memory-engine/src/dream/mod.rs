@@ -85,9 +85,8 @@ impl Engine {
     /// The dream target of the project Claude Code would use in `cwd`.
     pub fn dream_target_for_cwd(&self, cwd: &Path) -> Result<DreamTarget> {
         let resolution = self.resolve_memory_dir(cwd)?;
-        let project = project_key(&resolution.memory_dir, &resolution.transcripts_dir);
         Ok(DreamTarget {
-            project,
+            project: resolution.project_name(),
             memory_dir: resolution.memory_dir,
             transcripts_dir: resolution.transcripts_dir,
             cwd: Some(cwd.to_path_buf()),
@@ -253,23 +252,4 @@ impl Engine {
         }
         Ok(self.engram_home().join("dream").join(project))
     }
-}
-
-/// The settings key of a project: the folder holding its memory dir when that is Claude Code's
-/// default place (`<base>/projects/<key>/memory`), else its transcripts folder's name.
-fn project_key(memory_dir: &Path, transcripts_dir: &Path) -> String {
-    let from_memory = (memory_dir.file_name().is_some_and(|n| n == "memory"))
-        .then(|| memory_dir.parent())
-        .flatten()
-        .filter(|parent| {
-            parent
-                .parent()
-                .and_then(Path::file_name)
-                .is_some_and(|n| n == "projects")
-        })
-        .and_then(Path::file_name);
-    from_memory
-        .or_else(|| transcripts_dir.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }

@@ -428,7 +428,7 @@ impl Engine {
         )?;
         task.change_set = Some(staged.id.clone());
         if policy == DreamPolicy::Auto {
-            self.apply_staged(&staged.id, &[], false)?;
+            self.apply_staged(&staged.id, &[], false, Some(&target.memory_dir))?;
         }
         Ok(())
     }

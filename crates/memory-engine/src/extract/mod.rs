@@ -257,7 +257,7 @@ impl Engine {
         let staged =
             self.stage_change_set(&set, ChangeSource::Extract, &project, &summary, None)?;
         let staged = if policy == DreamPolicy::Auto {
-            self.apply_staged(&staged.id, &[], false)?
+            self.apply_staged(&staged.id, &[], false, Some(&memory_dir))?
         } else {
             staged
         };

@@ -138,7 +138,9 @@ fn worktree_keyed_moved_and_subdirectory_stores_are_found_and_merged_for_review(
         .expect("stage")
         .expect("something to merge");
     assert!(!live.join("project_deploy.md").exists());
-    engine.apply_staged(&staged.id, &[], true).expect("accept");
+    engine
+        .apply_staged(&staged.id, &[], true, Some(&live))
+        .expect("accept");
     assert_eq!(
         fs::read_to_string(live.join("project_deploy.md")).expect("merged"),
         DEPLOY

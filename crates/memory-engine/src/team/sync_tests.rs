@@ -157,7 +157,7 @@ fn edits_flow_both_ways_a_conflict_is_staged_and_a_secret_never_leaves() {
     );
     // Reviewed: she takes theirs.
     ada.engine
-        .apply_staged(&conflicts.id, &[], true)
+        .apply_staged(&conflicts.id, &[], true, Some(&ada.memory))
         .expect("accept");
     assert!(ada.read("deploy.md").expect("deploy").contains("Render"));
 }

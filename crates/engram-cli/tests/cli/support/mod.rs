@@ -134,6 +134,26 @@ impl Sandbox {
         output_with_stdin(self.command(args), stdin).0
     }
 
+    /// Makes the sandbox project one Claude Code lists: a session transcript in
+    /// `~/.claude/projects/<sanitized project>/` naming it as its working dir.
+    pub fn list_project(&self) {
+        let dir = self
+            .claude()
+            .join("projects")
+            .join(memory_engine::paths::sanitize_path(
+                &self.project().to_string_lossy(),
+            ));
+        fs::create_dir_all(&dir).expect("transcripts dir");
+        let line = serde_json::json!({"type": "user", "uuid": "u", "parentUuid": null,
+            "cwd": self.project(), "sessionId": "s",
+            "message": {"role": "user", "content": "hi"}});
+        fs::write(
+            dir.join("11111111-1111-4111-8111-111111111111.jsonl"),
+            format!("{line}\n"),
+        )
+        .expect("transcript");
+    }
+
     /// Runs with `--json`, expecting `code`, and parses stdout.
     pub fn json_with_code(&self, args: &[&str], code: i32) -> Value {
         let out = self.run(&[args, &["--json"]].concat());

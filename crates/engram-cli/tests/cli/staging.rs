@@ -1,0 +1,160 @@
+//! `engram changes` over staged sets that are input, not trusted state: a set in Engram's data dir
+//! edited to aim at another directory is refused and writes nothing there, whatever it asks.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::support::{exit_code, stderr, stdout, Sandbox};
+
+/// A project memory dir with a relative date to fix, dreamed offline and staged; returns the
+/// memory dir and the staged set's id.
+fn staged_dream(s: &Sandbox) -> (PathBuf, String) {
+    let dir = s.memory_dir();
+    fs::create_dir_all(&dir).expect("memory dir");
+    fs::write(
+        dir.join("MEMORY.md"),
+        "- [Deploy](project_deploy.md) \u{2014} how we deploy\n",
+    )
+    .expect("index");
+    fs::write(
+        dir.join("project_deploy.md"),
+        "---\nname: Deploy\ndescription: how we deploy\ntype: project\n---\nWe moved to Fly.io yesterday.\n",
+    )
+    .expect("deploy");
+    let outcome = s.json(&["dream", "run", "--force", "--stage"]);
+    let id = outcome["changeSet"]
+        .as_str()
+        .expect("a change set")
+        .to_owned();
+    (dir, id)
+}
+
+fn staged_file(s: &Sandbox, id: &str) -> PathBuf {
+    s.engram_home().join("staging").join(format!("{id}.json"))
+}
+
+/// One file of a staged set as its JSON holds it.
+fn file(name: &str, kind: &str, before: Option<&str>, after: Option<&str>, status: &str) -> Value {
+    json!({
+        "file": name, "kind": kind, "before": before, "after": after, "reason": "r",
+        "diff": "", "protected": false, "sessions": [], "status": status,
+        "version": null, "error": null
+    })
+}
+
+/// Rewrites set `id` as an attacker would: its memory dir is `target`, its files are `files`.
+fn tamper(s: &Sandbox, id: &str, target: &Path, files: Vec<Value>) {
+    let path = staged_file(s, id);
+    let mut set: Value = serde_json::from_slice(&fs::read(&path).expect("set")).expect("json");
+    set["memoryDir"] = json!(target);
+    set["files"] = Value::Array(files);
+    set["status"] = json!("pending");
+    fs::write(&path, serde_json::to_vec_pretty(&set).expect("encode")).expect("tamper");
+}
+
+#[test]
+fn a_staged_set_aimed_at_another_dir_is_refused_and_nothing_lands_there() {
+    let s = Sandbox::in_project("tampered").with_engram_home();
+    let (dir, id) = staged_dream(&s);
+    let original = fs::read(staged_file(&s, &id)).expect("the set as staged");
+    let outside = s.root().join("outside");
+    fs::create_dir_all(&outside).expect("outside");
+    fs::write(outside.join("victim.md"), "keep me\n").expect("victim");
+    let ssh = s.home().join(".ssh");
+
+    for target in [&outside, &ssh] {
+        // Apply: a delete and an add, each confined to the tampered dir, both refused.
+        tamper(
+            &s,
+            &id,
+            target,
+            vec![
+                file("victim.md", "delete", Some("keep me\n"), None, "pending"),
+                file(
+                    "authorized_keys",
+                    "add",
+                    None,
+                    Some("ssh-ed25519 AAAA evil\n"),
+                    "pending",
+                ),
+            ],
+        );
+        let out = s.run(&["changes", "apply", &id]);
+        assert_ne!(
+            exit_code(&out),
+            0,
+            "applied into {}: {}",
+            target.display(),
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains(&target.display().to_string()),
+            "the refusal names the set's memory dir: {}",
+            stderr(&out)
+        );
+        // Undo: a file marked applied whose undo would write the attacker's `before`.
+        tamper(
+            &s,
+            &id,
+            target,
+            vec![file(
+                "victim.md",
+                "modify",
+                Some("evil\n"),
+                Some("keep me\n"),
+                "applied",
+            )],
+        );
+        let out = s.run(&["changes", "undo", &id]);
+        assert_ne!(
+            exit_code(&out),
+            0,
+            "undone in {}: {}",
+            target.display(),
+            stdout(&out)
+        );
+        // Reject: a snapshot marker aimed outside is never written.
+        tamper(
+            &s,
+            &id,
+            &dir,
+            vec![file(
+                "project_deploy.md",
+                "modify",
+                None,
+                Some("x\n"),
+                "pending",
+            )],
+        );
+        let path = staged_file(&s, &id);
+        let mut set: Value = serde_json::from_slice(&fs::read(&path).expect("set")).expect("json");
+        set["marker"] =
+            json!({"path": target.join("marker.json"), "syncedFrom": "x", "written": false});
+        fs::write(&path, serde_json::to_vec(&set).expect("encode")).expect("marker");
+        let out = s.run(&["changes", "reject", &id]);
+        assert_ne!(exit_code(&out), 0, "marker written: {}", stdout(&out));
+    }
+    assert_eq!(
+        fs::read_to_string(outside.join("victim.md"))
+            .ok()
+            .as_deref(),
+        Some("keep me\n"),
+        "nothing deleted or rewritten outside the memory dir"
+    );
+    assert_eq!(
+        fs::read_dir(&outside).expect("outside").count(),
+        1,
+        "nothing added outside the memory dir"
+    );
+    assert!(!ssh.exists(), "~/.ssh was not created");
+
+    // The set as staged still applies: its memory dir is the project's.
+    fs::write(staged_file(&s, &id), original).expect("restore");
+    let applied = s.json(&["changes", "apply", &id]);
+    assert_eq!(applied["status"], "applied", "{applied}");
+    assert!(!fs::read_to_string(dir.join("project_deploy.md"))
+        .expect("deploy")
+        .contains("yesterday"));
+}
