@@ -97,17 +97,31 @@ fn target(context: &Context) -> Result<DreamTarget> {
 fn status(context: &Context, args: &StatusArgs) -> Result<Status> {
     let engine = &context.engine;
     if args.all_projects {
-        let statuses = engine
-            .dream_targets()?
-            .iter()
-            .map(|t| engine.dream_status(t))
-            .collect::<Result<Vec<_>>>()?;
+        // One project whose gates cannot be read (its lock is a FIFO, say) is named; the others
+        // are still shown, and the exit code says the list is incomplete.
+        let mut statuses = Vec::new();
+        let mut unreadable = 0;
+        for target in engine.dream_targets()? {
+            match engine.dream_status(&target) {
+                Ok(status) => statuses.push(status),
+                Err(e) => {
+                    output::warning_line(&format!("{}: {e}", target.project));
+                    unreadable += 1;
+                }
+            }
+        }
         if context.json() {
             output::print_json(&statuses)?;
         } else {
             for status in &statuses {
                 output::print(&format!("{}\n", status_line(status)));
             }
+        }
+        if unreadable > 0 {
+            return Err(Error::InvalidInput(format!(
+                "the gates of {} could not be read",
+                output::plural(unreadable, "project")
+            )));
         }
         return Ok(Status::Success);
     }

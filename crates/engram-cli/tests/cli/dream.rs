@@ -500,6 +500,62 @@ fn a_dream_killed_with_sigkill_leaves_the_memory_untouched_and_its_lock_is_recov
     assert_eq!(s.json(&["changes", "list"]), json!([]));
 }
 
+/// A `.consolidate-lock` that is a FIFO nothing writes to used to hang every dream command (an
+/// ordinary open waits for a writer, and SIGTERM does not end that wait): each now finishes,
+/// names the lock as not a regular file, and leaves it where it is. A 200 MB lock is read no
+/// further than a PID's length: its body is a live PID padded with spaces, then NULs and a final
+/// digit — read whole, it would parse as no PID at all.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_200_mb_lock_never_hangs_a_dream_command() {
+    use std::os::unix::fs::FileTypeExt;
+
+    let s = Sandbox::in_project("fifo-lock").with_engram_home();
+    let dir = messy(&s);
+    let before = snapshot(&dir);
+    let lock = dir.join(".consolidate-lock");
+    let made = Command::new("mkfifo").arg(&lock).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo");
+    // A generous guard: a hang fails the test instead of stalling it.
+    let limit = Duration::from_secs(120);
+    for args in [
+        &["dream", "status"][..],
+        &["dream", "status", "--all-projects"],
+        &["dream", "run", "--force"],
+        &["dream", "kill"],
+    ] {
+        let out = crate::support::bounded(s.command(args), limit);
+        assert_ne!(exit_code(&out), 0, "{args:?}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("not a regular file (a FIFO)") && err.contains(&*lock.to_string_lossy()),
+            "{args:?} names the lock and what it is: {err}"
+        );
+    }
+    let kind = fs::symlink_metadata(&lock)
+        .expect("still there")
+        .file_type();
+    assert!(kind.is_fifo(), "left as it was: {kind:?}");
+    assert_eq!(snapshot(&dir), before, "nothing dreamed");
+
+    fs::remove_file(&lock).expect("remove the FIFO");
+    let pid = std::process::id().to_string();
+    let mut body = format!("{pid:<64}").into_bytes();
+    body.resize(200 << 20, 0);
+    *body.last_mut().expect("a last byte") = b'9';
+    fs::write(&lock, &body).expect("a 200 MB lock");
+    drop(body);
+    let out = crate::support::bounded(s.command(&["dream", "status", "--json"]), limit);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let status: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        status["lock"]["pid"],
+        json!(std::process::id()),
+        "the first bytes hold the PID: {status}"
+    );
+    assert_eq!(status["blockedBy"], "disabled", "{status}");
+}
+
 /// Provider `local`: the offline dream also finds memories of one type that say the same thing
 /// in other words (the real all-MiniLM-L6-v2's vectors of name + description), merges them with
 /// every fact kept, and says which and how alike; offline, the same dir has nothing to merge.

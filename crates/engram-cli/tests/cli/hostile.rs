@@ -6,45 +6,9 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{exit_code, stderr, Sandbox};
-
-/// Runs `command`, killing it if it outlives `limit`: a hang fails the test, not CI's clock.
-/// Output goes to files (a 20 MB answer would fill a pipe nobody reads while we wait).
-fn bounded(mut command: Command, limit: Duration) -> Output {
-    let out = tempfile::tempfile().expect("stdout file");
-    let err = tempfile::tempfile().expect("stderr file");
-    let mut child = command
-        .stdout(out.try_clone().expect("clone"))
-        .stderr(err.try_clone().expect("clone"))
-        .spawn()
-        .expect("spawn");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("{command:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let read = |mut file: fs::File| {
-        use std::io::{Read, Seek};
-        let mut bytes = Vec::new();
-        file.rewind().expect("rewind");
-        file.read_to_end(&mut bytes).expect("read");
-        bytes
-    };
-    Output {
-        status,
-        stdout: read(out),
-        stderr: read(err),
-    }
-}
+use crate::support::{bounded, exit_code, stderr, Sandbox};
 
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();

@@ -40,6 +40,61 @@ pub fn read_settled(path: &Path) -> Result<Option<String>> {
 /// The most reads [`read_settled`] makes.
 pub const SETTLE_READS: usize = 40;
 
+/// The first `max` bytes of the regular file at `path` (symlinks followed) and its metadata;
+/// `None` when nothing is there. It is opened without blocking: an ordinary open of a FIFO put
+/// in a file's place waits for a writer forever (and no signal ends that wait). Anything but a
+/// regular file — a FIFO, a socket, a device, a directory — is refused, naming what it is, and
+/// the read stops at `max`, so a huge file is never read whole.
+pub fn read_head(path: &Path, max: u64) -> Result<Option<(fs::Metadata, Vec<u8>)>> {
+    use std::io::Read;
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().at(path)?;
+    if !meta.is_file() {
+        return Err(Error::InvalidInput(format!(
+            "{}: not a regular file ({})",
+            path.display(),
+            file_kind(&meta)
+        )));
+    }
+    let mut head = Vec::new();
+    file.take(max).read_to_end(&mut head).at(path)?;
+    Ok(Some((meta, head)))
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
+}
+
 /// The hex SHA-256 of some content: the key of its blob, and what the watcher compares.
 pub fn content_hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)

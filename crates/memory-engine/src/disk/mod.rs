@@ -21,8 +21,8 @@ pub mod files;
 pub use confine::{check_file_key, confined_path, is_symlink_loop, resolved_path};
 pub use echo::{EchoRegistry, ECHO_TTL};
 pub use files::{
-    content_hash, is_memory_file_key, memory_files, read_optional, read_settled, stray_temp_files,
-    temp_writer,
+    content_hash, is_memory_file_key, memory_files, read_head, read_optional, read_settled,
+    stray_temp_files, temp_writer,
 };
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

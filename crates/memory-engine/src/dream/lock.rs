@@ -8,6 +8,10 @@
 //! - Success leaves the mtime at the completion time. Failure or a kill rolls back: no lock before
 //!   → the file is deleted; else its body is emptied and its mtime and atime set back to the prior
 //!   value, to the second, as Claude Code's `utimes` does.
+//! - The lock is read as a regular file only, opened without blocking and read no further than
+//!   [`MAX_BODY`] bytes: a FIFO in its place would otherwise hang every reader (`dream run`,
+//!   `dream status`, the watcher) beyond the reach of signals, and a huge file would be read
+//!   whole. A lock that is not a regular file is an error naming it; nothing replaces it.
 //! - "Write, read back" alone lets two processes that reclaim at the same instant both win; Engram
 //!   processes therefore also hold an advisory lock on a per-project file in Engram's data dir
 //!   for as long as they hold `.consolidate-lock`, so two Engram dreams never overlap. (Claude
@@ -24,6 +28,9 @@ use crate::error::{Error, IoResultExt, Result};
 use crate::staleness::iso_time;
 
 pub const LOCK_FILE: &str = ".consolidate-lock";
+/// The most of a lock's body read: a PID is a few bytes. (Claude Code's `parseInt` reads only the
+/// leading digits too.)
+pub const MAX_BODY: u64 = 64;
 /// A holder older than this is presumed gone (PIDs get reused).
 pub const HOLDER_STALE: Duration = Duration::from_secs(60 * 60);
 
@@ -57,22 +64,17 @@ impl LockInfo {
 /// Reads the lock of `memory_dir`.
 pub fn inspect(memory_dir: &Path) -> Result<LockInfo> {
     let path = memory_dir.join(LOCK_FILE);
-    let meta = match fs::metadata(&path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(LockInfo {
-                path,
-                exists: false,
-                pid: None,
-                alive: false,
-                mtime: None,
-                mtime_ms: None,
-            })
-        }
-        Err(e) => return Err(Error::io(&path, e)),
+    let Some((meta, body)) = read_lock(&path)? else {
+        return Ok(LockInfo {
+            path,
+            exists: false,
+            pid: None,
+            alive: false,
+            mtime: None,
+            mtime_ms: None,
+        });
     };
     let mtime = meta.modified().at(&path)?;
-    let body = fs::read(&path).at(&path)?;
     let pid = parse_pid(&body);
     Ok(LockInfo {
         exists: true,
@@ -134,7 +136,7 @@ pub fn try_acquire(
     crate::disk::atomic_write(&path, pid.to_string().as_bytes())?;
     set_times(&path, now)?;
     // Another process may have reclaimed it at the same instant: the last writer wins.
-    if parse_pid(&fs::read(&path).at(&path)?) != Some(pid) {
+    if read_lock(&path)?.and_then(|(_, body)| parse_pid(&body)) != Some(pid) {
         return Ok(Acquire::Held(inspect(memory_dir)?));
     }
     Ok(Acquire::Acquired(ConsolidationLock {
@@ -176,11 +178,10 @@ impl ConsolidationLock {
     /// Whether the lock still names this process. A dream that ran past the hour may have had
     /// its lock reclaimed (by Claude Code, say): that holder's lock is not ours to touch.
     fn still_ours(&self) -> Result<bool> {
-        match fs::read(&self.path) {
-            Ok(body) => Ok(parse_pid(&body) == Some(self.pid)),
+        match read_lock(&self.path)? {
+            Some((_, body)) => Ok(parse_pid(&body) == Some(self.pid)),
             // Deleted meanwhile: completing or rolling back recreates what it should say.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
-            Err(e) => Err(Error::io(&self.path, e)),
+            None => Ok(true),
         }
     }
 }
@@ -205,18 +206,43 @@ fn rollback_to_path(path: &Path, prior_mtime_ms: i64) -> Result<()> {
             _ => Ok(()),
         };
     }
-    fs::write(path, "").at(path)?;
+    // Replaced, never written through: whatever took the lock's name meanwhile (a FIFO, a
+    // symlink) is not opened.
+    crate::disk::atomic_write(path, b"")?;
     let seconds = u64::try_from(prior_mtime_ms / 1000).unwrap_or(0);
     set_times(path, UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
+/// The lock at `path`, read as [`MAX_BODY`] bytes of a regular file (see the module docs);
+/// `None` when there is none.
+fn read_lock(path: &Path) -> Result<Option<(fs::Metadata, Vec<u8>)>> {
+    crate::disk::read_head(path, MAX_BODY).map_err(|e| match e {
+        Error::InvalidInput(why) => Error::InvalidInput(format!(
+            "{why}: Claude Code's consolidation lock must be a regular file; no dream runs \
+             until it is removed"
+        )),
+        other => other,
+    })
+}
+
 fn set_times(path: &Path, at: SystemTime) -> Result<()> {
-    let file = match fs::OpenOptions::new().write(true).open(path) {
+    let mut options = fs::OpenOptions::new();
+    options.write(true);
+    // The file just written: something else in its place now (a FIFO would block the open, a
+    // symlink lead elsewhere) fails instead.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(
+            (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW).bits() as i32,
+        );
+    }
+    let file = match options.open(path) {
         Ok(file) => file,
         // Deleted while held: the lock's mtime is the record of the consolidation.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            fs::write(path, "").at(path)?;
-            fs::OpenOptions::new().write(true).open(path).at(path)?
+            crate::disk::atomic_write(path, b"")?;
+            options.open(path).at(path)?
         }
         Err(e) => return Err(Error::io(path, e)),
     };
@@ -447,6 +473,45 @@ mod tests {
         let info = inspect(&d.memory).expect("inspect");
         assert_eq!(info.pid, Some(777), "their lock stays");
         assert_eq!(info.mtime_ms, Some(((NOW + 3700) * 1000) as i64));
+    }
+
+    /// A directory in the lock's place is named and left alone; a symlinked lock is read through
+    /// (as Claude Code reads it) but never written through: taking it replaces the link.
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_lock_is_named_and_a_symlinked_one_is_never_written_through() {
+        let d = dir();
+        let lock = d.memory.join(LOCK_FILE);
+        fs::create_dir(&lock).expect("a dir in its place");
+        for err in [
+            inspect(&d.memory).expect_err("a directory"),
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect_err("a directory"),
+        ] {
+            assert!(
+                err.to_string().contains("not a regular file (a directory)"),
+                "{err}"
+            );
+        }
+        assert!(lock.is_dir(), "left alone");
+        fs::remove_dir(&lock).expect("rmdir");
+
+        let target = d.memory.join("elsewhere");
+        fs::write(&target, dead_pid().to_string()).expect("target");
+        let before = fs::read(&target).expect("read");
+        std::os::unix::fs::symlink(&target, &lock).expect("symlink");
+        assert!(inspect(&d.memory).expect("read through").pid.is_some());
+        let Acquire::Acquired(held) =
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try")
+        else {
+            panic!("a dead holder's lock is reclaimed");
+        };
+        held.rollback().expect("rollback");
+        assert_eq!(
+            fs::read(&target).expect("read"),
+            before,
+            "the target is untouched"
+        );
+        assert!(fs::symlink_metadata(&lock).expect("stat").is_file());
     }
 
     #[test]
