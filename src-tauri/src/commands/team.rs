@@ -57,7 +57,8 @@ pub async fn team_secrets(
 }
 
 /// Stages the redaction of the secrets in the project's `team/` (each replaced by
-/// `[REDACTED:<rule>]`) for the review screen; `None` when there is none.
+/// `[REDACTED:<rule>]`) for the review screen; `None` when there is none it can carry. (A file it
+/// cannot redact, not being UTF-8 text, keeps showing in `team_secrets`.)
 #[tauri::command]
 pub async fn redact_team_secrets(
     state: State<'_, AppState>,
@@ -65,5 +66,10 @@ pub async fn redact_team_secrets(
 ) -> Result<Option<StagedChangeSet>> {
     let engine = state.engine().clone();
     let dir = state.memory_dir(&project)?;
-    blocking(move || engine.stage_redaction(dir.root(), &project, Some("team"))).await
+    blocking(move || {
+        Ok(engine
+            .stage_redaction(dir.root(), &project, Some("team"))?
+            .staged)
+    })
+    .await
 }

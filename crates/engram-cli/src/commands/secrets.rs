@@ -4,7 +4,8 @@
 //! found but some file could not be read (the scan is incomplete, and each such file is named).
 //!
 //! `engram secrets redact`: stages a change set replacing each secret in the memory dir with
-//! `[REDACTED:<rule>]`, for review (`engram changes`). `engram secrets rules`: the rules in use
+//! `[REDACTED:<rule>]`, for review (`engram changes`); a file it cannot redact (not UTF-8 text,
+//! unreadable) is named, left as it is, and makes it exit 2. `engram secrets rules`: the rules in use
 //! (gitleaks' and Engram's), and any that could not be used.
 
 use std::path::PathBuf;
@@ -100,14 +101,28 @@ fn redact(context: &Context) -> Result<Status> {
     let dir = context.existing_memory_dir()?;
     let root = dir.root();
     let project = context.staged_project()?;
-    match context.engine.stage_redaction(root, &project, None)? {
-        Some(set) if context.json() => output::print_json(&set)?,
+    let redaction = context.engine.stage_redaction(root, &project, None)?;
+    for file in &redaction.not_redacted {
+        output::warning_line(&format!("{}: {}", file.file, file.reason));
+    }
+    match &redaction.staged {
+        Some(set) if context.json() => output::print_json(set)?,
         Some(set) => output::print(&format!(
             "{}\nreview it: engram changes show {}\n",
             set.summary, set.id
         )),
         None if context.json() => output::print_json(&serde_json::Value::Null)?,
-        None => output::print("no secrets found: nothing to redact\n"),
+        None if redaction.not_redacted.is_empty() => {
+            output::print("no secrets found: nothing to redact\n")
+        }
+        None => {}
+    }
+    // Secrets left in place must not read as done: a script gating a push on this must stop.
+    if !redaction.not_redacted.is_empty() {
+        return Err(memory_engine::Error::InvalidInput(format!(
+            "{} not redacted (named above): the redaction is incomplete",
+            output::plural(redaction.not_redacted.len(), "file")
+        )));
     }
     Ok(Status::Success)
 }

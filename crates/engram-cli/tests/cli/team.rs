@@ -620,3 +620,61 @@ fn secrets_redact_stages_a_reviewed_change_and_rules_lists_gitleaks_ids() {
         assert!(rules.iter().any(|r| r["id"] == id), "{id}");
     }
 }
+
+/// A memory file that is not UTF-8 but holds a secret (`secrets scan` finds it) cannot be carried
+/// by a change set, which is text: `secrets redact` names it, leaves its bytes as they are,
+/// still stages the text files' redaction, and exits non-zero — never "nothing to redact".
+#[test]
+fn secrets_redact_names_a_file_it_cannot_redact_and_exits_non_zero() {
+    let s = Sandbox::in_project("redact-bytes").with_engram_home();
+    let memory = s.root().join("mem");
+    fs::create_dir_all(&memory).expect("mem");
+    let token = format!("ghp_{}", "Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7");
+    let mut latin1 = b"---\nname: CI\n---\nCaf\xe9 mirror token ".to_vec();
+    latin1.extend_from_slice(token.as_bytes());
+    latin1.push(b'\n');
+    fs::write(memory.join("latin1.md"), &latin1).expect("latin1");
+    let dir = memory.to_string_lossy().into_owned();
+    let scan = s.json_with_code(&["secrets", "scan", &dir], 1);
+    assert!(
+        scan.to_string().contains("latin1.md"),
+        "the scan finds it: {scan}"
+    );
+
+    // Only that file: nothing can be staged, and the person is told why.
+    let out = s.run(&["secrets", "redact", "--memory-dir", &dir]);
+    assert_ne!(exit_code(&out), 0, "{}", crate::support::stdout(&out));
+    assert!(
+        !crate::support::stdout(&out).contains("no secrets"),
+        "{}",
+        crate::support::stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("latin1.md") && stderr(&out).contains("not UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Beside a text file with a secret: that one is staged, the other still named.
+    fs::write(
+        memory.join("notes.md"),
+        format!("---\nname: Notes\n---\ntoken {token}\n"),
+    )
+    .expect("notes");
+    let out = s.run(&["secrets", "redact", "--memory-dir", &dir, "--json"]);
+    assert_ne!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("latin1.md"), "{}", stderr(&out));
+    let set: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the set as JSON");
+    let files: Vec<&str> = set["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(files, ["notes.md"], "{set}");
+    assert_eq!(
+        fs::read(memory.join("latin1.md")).expect("latin1"),
+        latin1,
+        "its bytes are left as they are"
+    );
+}

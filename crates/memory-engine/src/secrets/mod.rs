@@ -65,6 +65,14 @@ pub fn scan_secrets(text: &str) -> Vec<SecretMatch> {
     matches_of(find(text.as_bytes(), None, true))
 }
 
+/// Every secret [`redact`] would replace, in content that need not be UTF-8 text (what a
+/// redaction cannot carry, it names).
+pub fn redactable_secrets(content: &[u8]) -> Vec<SecretMatch> {
+    let mut found = find(content, None, true);
+    found.retain(|f| !f.secret.is_empty());
+    matches_of(found)
+}
+
 /// Every secret in the content of a file at `path` (its name as the rules see it: relative to
 /// the scanned root, `/`-separated), at most one per rule and line, in line order.
 pub fn scan_file(path: &str, content: &[u8]) -> Vec<SecretMatch> {
