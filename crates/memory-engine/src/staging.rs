@@ -194,6 +194,15 @@ impl StagedChangeSet {
         }
     }
 
+    /// The files among `files` (every file when empty) that are in conflict or failed: what an
+    /// apply of them could not land.
+    pub fn unlanded<'a>(&'a self, files: &'a [String]) -> impl Iterator<Item = &'a StagedFile> {
+        self.files.iter().filter(move |f| {
+            StagedChangeSet::selects(files, &f.change.file)
+                && matches!(f.status, FileStatus::Conflict | FileStatus::Failed)
+        })
+    }
+
     /// How many files still wait for the person.
     pub fn waiting(&self) -> usize {
         self.waiting_files().count()

@@ -3,7 +3,8 @@
 //! "project", "createdAt", "status", "files": [{"file", "kind", "reason", "status",
 //! "protected"}]}]`; `show ID --json` the whole set, diffs included. Applying from here is the
 //! person's approval, so protected changes (deleting or rewriting a user or feedback memory) are
-//! applied too. A set is applied, undone or rejected only in the memory dir derived from its
+//! applied too; `apply` exits 1 when a file it was asked to apply is left in conflict or failed
+//! (the set is printed all the same). A set is applied, undone or rejected only in the memory dir derived from its
 //! project — or, for one staged with `--memory-dir`, in the dir named again with `--memory-dir`.
 
 use memory_engine::changeset::ChangeKind;
@@ -95,6 +96,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     let engine = &context.engine;
     // A set staged for a dir given by hand is applied to that dir only when it is named again.
     let named = context.named_memory_dir();
+    let mut status = Status::Success;
     let set = match args.command {
         ChangesCommand::List => {
             let sets = engine.staged_change_sets()?;
@@ -107,7 +109,13 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         }
         ChangesCommand::Show { id } => engine.staged_change_set(&id)?,
         ChangesCommand::Apply { id, files } => {
-            engine.apply_staged(&id, &files, true, named.as_deref())?
+            let set = engine.apply_staged(&id, &files, true, named.as_deref())?;
+            // A file that could not land (a conflict, a failed write) makes the apply fail, so a
+            // script does not take it for done; the set still shows which and why.
+            if set.unlanded(&files).next().is_some() {
+                status = Status::Failed;
+            }
+            set
         }
         ChangesCommand::Reject { id, files } => {
             engine.reject_staged(&id, &files, named.as_deref())?
@@ -119,7 +127,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     } else {
         print_set(&set);
     }
-    Ok(Status::Success)
+    Ok(status)
 }
 
 fn print_list(sets: &[StagedChangeSet]) {

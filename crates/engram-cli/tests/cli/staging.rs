@@ -158,3 +158,34 @@ fn a_staged_set_aimed_at_another_dir_is_refused_and_nothing_lands_there() {
         .expect("deploy")
         .contains("yesterday"));
 }
+
+/// `changes apply` that leaves a selected file in conflict (or failed) exits 1, still printing
+/// the set; applying only files that landed exits 0.
+#[test]
+fn an_apply_that_leaves_a_selected_file_in_conflict_exits_1_and_prints_the_set() {
+    let s = Sandbox::in_project("apply-conflict").with_engram_home();
+    let (dir, id) = staged_dream(&s);
+    fs::write(dir.join("project_deploy.md"), "edited by hand\n").expect("edit");
+    let out = s.run(&["changes", "apply", &id, "--json"]);
+    assert_eq!(exit_code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let set: Value = serde_json::from_slice(&out.stdout).expect("the set is printed");
+    let deploy = set["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| f["file"] == "project_deploy.md")
+        .expect("deploy");
+    assert_eq!(deploy["status"], "conflict", "{set}");
+    assert_eq!(
+        fs::read_to_string(dir.join("project_deploy.md")).expect("deploy"),
+        "edited by hand\n"
+    );
+    let human = s.run(&["changes", "apply", &id]);
+    assert_eq!(exit_code(&human), 1);
+    assert!(stdout(&human).contains("conflict"), "{}", stdout(&human));
+
+    // Rejecting the conflict and applying nothing else that fails: exit 0.
+    s.json(&["changes", "reject", &id, "--file", "project_deploy.md"]);
+    let out = s.run(&["changes", "apply", &id]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+}
