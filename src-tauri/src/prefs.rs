@@ -54,7 +54,8 @@ impl Prefs {
     pub fn save(&self) -> Result<(), String> {
         let json = serde_json::to_vec_pretty(self).map_err(|e| e.to_string())?;
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            memory_engine::disk::create_dir_all(dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         memory_engine::disk::atomic_write(&self.path, &json).map_err(|e| e.to_string())
     }

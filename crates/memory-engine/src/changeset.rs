@@ -646,14 +646,17 @@ impl Engine {
             .join("locks")
             .join(format!("apply-{}.lock", &key[..16]));
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).at(dir)?;
+            crate::disk::create_dir_all(dir).at(dir)?;
         }
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
+        let file = crate::disk::with_mode_for(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            &path,
+        )
+        .open(&path)
+        .at(&path)?;
         fs4::fs_std::FileExt::lock_exclusive(&file).at(&path)?;
         Ok(file)
     }

@@ -96,7 +96,7 @@ impl Engine {
     /// Lays out the demo Claude home at `dest` (creating it) and returns `dest`. Files already
     /// there are kept as they are; missing ones are written (atomically) with their demo age.
     pub fn build_demo_home(&self, dest: &Path) -> Result<PathBuf> {
-        fs::create_dir_all(dest).at(dest)?;
+        crate::disk::create_dir_all(dest).at(dest)?;
         let now = self.clock().now();
         for file in DEMO_FILES {
             let path = dest.join(file.path);

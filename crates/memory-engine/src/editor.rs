@@ -18,8 +18,6 @@
 //!   a rename rewrites the link in place, keeping title and hook; a delete removes the line.
 //! - File and index change in one change set: both land or neither does.
 
-use std::fs;
-
 use serde::{Deserialize, Serialize};
 
 use crate::actor::Actor;
@@ -229,7 +227,7 @@ impl MemoryDir {
                     &format!("restore {}", form.name),
                 )?;
                 self.stage_index_line(&mut set, &rel, None, &form)?;
-                fs::create_dir_all(self.root()).at(self.root())?;
+                crate::disk::create_dir_all(self.root()).at(self.root())?;
                 self.apply_edit_set(&set, &rel)
             }
             ConflictResolution::Theirs => {
@@ -278,7 +276,7 @@ impl MemoryDir {
     pub fn create_memory(&self, file: Option<&str>, form: &MemoryForm) -> Result<EditOutcome> {
         let set = self.plan_create_memory(file, form)?;
         let rel = self.new_memory_file(file, &form.normalized()?)?;
-        fs::create_dir_all(self.root()).at(self.root())?;
+        crate::disk::create_dir_all(self.root()).at(self.root())?;
         self.apply_edit_set(&set, &rel)
     }
 
@@ -503,6 +501,7 @@ fn relinked(line: &str, target: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::sync::mpsc;
     use std::time::Duration;
 

@@ -190,8 +190,11 @@ impl EngineBuilder {
         self
     }
 
+    /// The engine; its data dir is registered as private ([`crate::disk::private`]) unless it
+    /// holds Claude Code's home or memory base (a data dir set to `~` must not make memory files
+    /// private, nor tighten the home dir).
     pub fn build(self) -> Engine {
-        Engine {
+        let engine = Engine {
             inner: Arc::new(Inner {
                 env: self.env,
                 clock: self.clock,
@@ -204,7 +207,12 @@ impl EngineBuilder {
                 remote_embedder: std::sync::Mutex::new(None),
                 warm: crate::corpus::WarmCorpora::default(),
             }),
+        };
+        let home = engine.engram_home();
+        if !engine.claude_home().starts_with(&home) && !engine.memory_base().starts_with(&home) {
+            crate::disk::register_private_root(&home);
         }
+        engine
     }
 }
 

@@ -53,7 +53,7 @@ pub fn append_log_noting(
     let dir = path
         .parent()
         .ok_or_else(|| Error::InvalidInput(format!("{}: no parent", path.display())))?;
-    fs::create_dir_all(dir).at(dir)?;
+    crate::disk::create_dir_all(dir).at(dir)?;
     let heading = format!("# {}\n\n", local.format("%Y-%m-%d"));
     if !path.exists() {
         note_own_write(&path, heading.as_bytes());

@@ -695,14 +695,17 @@ impl Engine {
 
     fn lock_staging(&self) -> Result<fs::File> {
         let dir = self.staging_dir();
-        fs::create_dir_all(&dir).at(&dir)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
         let path = dir.join("lock");
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
+        let file = disk::with_mode_for(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            &path,
+        )
+        .open(&path)
+        .at(&path)?;
         file.lock_exclusive().at(&path)?;
         Ok(file)
     }

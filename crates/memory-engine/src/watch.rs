@@ -485,7 +485,7 @@ impl crate::memdir::MemoryDir {
     where
         F: FnMut(Vec<MemoryDirEvent>) + Send + 'static,
     {
-        std::fs::create_dir_all(self.root()).map_err(|e| Error::io(self.root(), e))?;
+        crate::disk::create_dir_all(self.root()).map_err(|e| Error::io(self.root(), e))?;
         self.engine()
             .watch_memory_dir(self.root(), options, on_batch)
     }

@@ -189,3 +189,87 @@ fn an_apply_that_leaves_a_selected_file_in_conflict_exits_1_and_prints_the_set()
     let out = s.run(&["changes", "apply", &id]);
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
 }
+
+/// Every file and dir under `dir` whose mode lets group or others in, as `path mode`.
+#[cfg(unix)]
+fn open_to_others(dir: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut open = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let meta = fs::symlink_metadata(&path).expect("stat");
+        if meta.permissions().mode() & 0o077 != 0 {
+            open.push(format!(
+                "{} {:o}",
+                path.display(),
+                meta.permissions().mode() & 0o777
+            ));
+        }
+        if meta.is_dir() {
+            stack.extend(
+                fs::read_dir(&path)
+                    .expect("list")
+                    .map(|e| e.expect("entry").path()),
+            );
+        }
+    }
+    open
+}
+
+/// Engram's data dir holds every version of every memory (and any secret in one): it is created
+/// 0700 with its files 0600, as Claude Code keeps session memory, and an existing one of ours
+/// that others could read is tightened on first use. Memory files keep the mode Claude Code
+/// gives them.
+#[cfg(unix)]
+#[test]
+fn the_data_dir_is_private_and_memory_files_keep_their_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+
+    // Created by Engram (the default place under HOME).
+    let s = Sandbox::in_project("private-data");
+    let (dir, id) = staged_dream(&s);
+    s.json(&["changes", "apply", &id]);
+    s.json(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "Fresh",
+        "--description",
+        "a new memory",
+        "--file",
+        "project_fresh.md",
+        "--body",
+        "a fact",
+    ]);
+    let data = s.engram_home();
+    for sub in ["staging", "history"] {
+        assert!(data.join(sub).is_dir(), "{sub} was written");
+    }
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(
+        open_to_others(&data),
+        Vec::<String>::new(),
+        "everything in it is private"
+    );
+    // What a plain write there gets under this umask: what Claude Code's own writes get.
+    fs::write(dir.join("probe.txt"), "").expect("probe");
+    assert_eq!(
+        mode(&dir.join("project_fresh.md")),
+        mode(&dir.join("probe.txt")),
+        "a new memory file as Claude Code writes one"
+    );
+
+    // An existing data dir of ours, open to others: tightened; its files keep their mode.
+    let s = Sandbox::in_project("private-existing");
+    let data = s.engram_home();
+    fs::create_dir_all(&data).expect("data dir");
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = data.join("config.toml");
+    fs::write(&config, "").expect("config");
+    fs::set_permissions(&config, fs::Permissions::from_mode(0o644)).expect("chmod");
+    staged_dream(&s);
+    assert_eq!(mode(&data), 0o700, "tightened");
+    assert_eq!(mode(&config), 0o644, "an existing file is left as it was");
+}

@@ -417,7 +417,7 @@ impl Engine {
     /// Applies a snapshot's copy into the agent dir (recorded in history as `snapshot`), then
     /// marks the dir as synced with `updated_at`.
     fn land_snapshot(&self, set: &ChangeSet, updated_at: &str) -> Result<()> {
-        fs::create_dir_all(&set.root).at(&set.root)?;
+        crate::disk::create_dir_all(&set.root).at(&set.root)?;
         self.apply_change_set(set, Actor::Snapshot)?
             .first_failure()?;
         write_marker(&set.root, updated_at)
@@ -474,7 +474,7 @@ impl Engine {
             refused: Vec::new(),
             updated_at: crate::staleness::iso_time(self.clock().now()),
         };
-        fs::create_dir_all(&snapshot).at(&snapshot)?;
+        crate::disk::create_dir_all(&snapshot).at(&snapshot)?;
         let mut writes = Vec::new();
         for (name, content) in files.into_iter().filter(|(n, _)| n.ends_with(".md")) {
             match crate::secrets::scan_shared_file(&name, content.as_bytes())

@@ -6,6 +6,8 @@
 //! - [`confine`]: a file key becomes a path only inside its root, symlinks followed; fails closed.
 //! - [`files`]: optional reads, content hashes, and the walk listing a dir's memory files.
 //! - [`echo`]: Engram's own writes, noted so the watcher does not report them as external.
+//! - [`private`]: Engram's data dir is private (dirs 0700, new files 0600); every dir and file
+//!   created through here follows that rule.
 
 use std::fs;
 use std::io::Write;
@@ -17,6 +19,7 @@ use crate::error::{Error, IoResultExt, Result};
 pub mod confine;
 pub mod echo;
 pub mod files;
+pub mod private;
 
 pub use confine::{check_file_key, confined_path, is_symlink_loop, resolved_path};
 pub use echo::{EchoRegistry, ECHO_TTL};
@@ -24,11 +27,12 @@ pub use files::{
     content_hash, is_memory_file_key, memory_files, read_head, read_optional, read_settled,
     stray_temp_files, temp_writer,
 };
+pub use private::{create_dir_all, register_private_root, with_mode_for};
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Atomically replaces (or creates) `path` with `contents`, creating parent directories.
-/// An existing file keeps its permissions.
+/// An existing file keeps its permissions; a new one gets the mode [`private`] gives it.
 pub fn atomic_write(path: &Path, contents: &[u8]) -> Result<()> {
     PreparedWrite::new(path, contents)?.commit()
 }
@@ -50,13 +54,21 @@ impl PreparedWrite {
         let dir = path.parent().ok_or_else(|| {
             Error::InvalidInput(format!("{}: has no parent directory", path.display()))
         })?;
-        fs::create_dir_all(dir).at(dir)?;
+        create_dir_all(dir).at(dir)?;
         let prepared = PreparedWrite {
             temp: temp_path(path)?,
             target: path.to_path_buf(),
             committed: false,
         };
-        let mut file = fs::File::create(&prepared.temp).at(&prepared.temp)?;
+        let mut file = with_mode_for(
+            fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true),
+            path,
+        )
+        .open(&prepared.temp)
+        .at(&prepared.temp)?;
         file.write_all(contents).at(&prepared.temp)?;
         if let Ok(meta) = fs::metadata(path) {
             fs::set_permissions(&prepared.temp, meta.permissions()).at(&prepared.temp)?;
@@ -139,7 +151,7 @@ impl Drop for PreparedWrite {
 /// 20,000 per-file flushes take tens of seconds. Every file is written to a temp file, the temps
 /// are flushed together, and only then renamed into place, so a crash leaves stray temp files,
 /// never a target holding partial content. The targets need not share a directory but must
-/// share a filesystem with `root`. Permissions are the default (these are new files).
+/// share a filesystem with `root`. Permissions are those of new files ([`private`]).
 pub fn atomic_write_many(root: &Path, files: &[(PathBuf, &[u8])]) -> Result<()> {
     if files.is_empty() {
         return Ok(());
@@ -150,13 +162,20 @@ pub fn atomic_write_many(root: &Path, files: &[(PathBuf, &[u8])]) -> Result<()> 
             let dir = path.parent().ok_or_else(|| {
                 Error::InvalidInput(format!("{}: has no parent directory", path.display()))
             })?;
-            fs::create_dir_all(dir).at(dir)?;
+            create_dir_all(dir).at(dir)?;
             let temp = temp_path(path)?;
             temps.push((temp.clone(), path));
             // Closed right away: holding 20,000 handles would run out of file descriptors.
-            fs::File::create(&temp)
-                .and_then(|mut file| file.write_all(contents))
-                .at(&temp)?;
+            with_mode_for(
+                fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true),
+                path,
+            )
+            .open(&temp)
+            .and_then(|mut file| file.write_all(contents))
+            .at(&temp)?;
         }
         flush_all(root, &temps)?;
         for (temp, path) in &temps {

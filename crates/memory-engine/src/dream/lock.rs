@@ -115,14 +115,17 @@ pub fn try_acquire(
     engram_lock: &Path,
 ) -> Result<Acquire> {
     if let Some(dir) = engram_lock.parent() {
-        fs::create_dir_all(dir).at(dir)?;
+        crate::disk::create_dir_all(dir).at(dir)?;
     }
-    let engram = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(engram_lock)
-        .at(engram_lock)?;
+    let engram = crate::disk::with_mode_for(
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        engram_lock,
+    )
+    .open(engram_lock)
+    .at(engram_lock)?;
     if !FileExt::try_lock_exclusive(&engram).at(engram_lock)? {
         return Ok(Acquire::Held(inspect(memory_dir)?));
     }

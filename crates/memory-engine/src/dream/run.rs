@@ -221,7 +221,7 @@ impl Engine {
                 return Ok(Ready::Skipped(Box::new(task), blocked));
             }
         }
-        fs::create_dir_all(&target.memory_dir).at(&target.memory_dir)?;
+        crate::disk::create_dir_all(&target.memory_dir).at(&target.memory_dir)?;
         let held = match lock::try_acquire(
             &target.memory_dir,
             now,
@@ -443,7 +443,7 @@ impl Engine {
     /// Appends the finished task to `runs.jsonl` and clears `task.json` if it is this task's.
     fn finish_task(&self, task: &DreamTask) -> Result<()> {
         let dir = self.dream_state_dir(&task.project)?;
-        fs::create_dir_all(&dir).at(&dir)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
         let running = dir.join("task.json");
         if self
             .running_dream(&task.project)
@@ -455,9 +455,7 @@ impl Engine {
             .map_err(|e| Error::InvalidInput(format!("cannot encode task: {e}")))?;
         line.push('\n');
         let runs = dir.join("runs.jsonl");
-        fs::OpenOptions::new()
-            .create(true)
-            .append(true)
+        crate::disk::with_mode_for(fs::OpenOptions::new().create(true).append(true), &runs)
             .open(&runs)
             .and_then(|mut f| f.write_all(line.as_bytes()))
             .at(&runs)

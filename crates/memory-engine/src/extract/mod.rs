@@ -200,7 +200,7 @@ impl Engine {
                         .await
                         .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??
                 };
-                fs::create_dir_all(&memory_dir).at(&memory_dir)?;
+                crate::disk::create_dir_all(&memory_dir).at(&memory_dir)?;
                 let agent = AgentOptions {
                     system: system_prompt(),
                     task,
@@ -358,14 +358,17 @@ impl Engine {
     fn lock_session_extract(&self, session: &str) -> Result<fs::File> {
         use fs4::fs_std::FileExt;
         let dir = self.extract_dir();
-        fs::create_dir_all(&dir).at(&dir)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
         let path = dir.join(format!("{}.lock", crate::recall::session_dir_name(session)));
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
+        let file = crate::disk::with_mode_for(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+            &path,
+        )
+        .open(&path)
+        .at(&path)?;
         match file.try_lock_exclusive() {
             Ok(true) => Ok(file),
             Ok(false) => Err(Error::InvalidInput(format!("{BUSY} (session {session})"))),

@@ -78,14 +78,14 @@ pub(super) struct Store {
 
 impl Store {
     pub(super) fn lock(&self) -> Result<fs::File> {
-        fs::create_dir_all(&self.root).at(&self.root)?;
+        crate::disk::create_dir_all(&self.root).at(&self.root)?;
         let path = self.root.join("lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .at(&path)?;
+        let file = crate::disk::with_mode_for(
+            OpenOptions::new().create(true).truncate(false).write(true),
+            &path,
+        )
+        .open(&path)
+        .at(&path)?;
         // flock: held per open file, so threads of one process exclude each other too; released
         // when the returned file is dropped.
         FileExt::lock_exclusive(&file).at(&path)?;
@@ -144,7 +144,7 @@ impl Store {
         if missing.is_empty() {
             return Ok(());
         }
-        fs::create_dir_all(&self.root).at(&self.root)?;
+        crate::disk::create_dir_all(&self.root).at(&self.root)?;
         if missing.len() >= PACK_THRESHOLD {
             return self.write_pack(&mut missing);
         }
@@ -173,7 +173,7 @@ impl Store {
             bytes.extend_from_slice(content.as_bytes());
         }
         let dir = self.root.join("packs");
-        fs::create_dir_all(&dir).at(&dir)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
         let path = dir.join(format!("{}.pack", content_hash(header.as_bytes())));
         disk::atomic_write(&path, &bytes)
     }
@@ -288,12 +288,10 @@ pub(super) fn read_log(path: &Path) -> Result<Vec<Version>> {
 /// fresh line so the torn line stays alone (and skipped) instead of corrupting the new one.
 pub(super) fn append_lines(path: &Path, lines: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).at(parent)?;
+        crate::disk::create_dir_all(parent).at(parent)?;
     }
     let needs_newline = last_byte(path)?.is_some_and(|b| b != b'\n');
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
+    let mut file = crate::disk::with_mode_for(OpenOptions::new().create(true).append(true), path)
         .open(path)
         .at(path)?;
     let buffer = if needs_newline {

@@ -161,7 +161,7 @@ fn bind(path: &Path) -> Result<Option<UnixListener>> {
     let dir = path
         .parent()
         .ok_or_else(|| socket_error(path, "no parent directory"))?;
-    std::fs::create_dir_all(dir).map_err(|e| socket_error(dir, e))?;
+    crate::disk::create_dir_all(dir).map_err(|e| socket_error(dir, e))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| socket_error(dir, e))?;
     if path.exists() {

@@ -136,14 +136,12 @@ impl Engine {
 
     fn record_after_turn(&self, report: &AfterTurnReport) -> Result<()> {
         let dir = self.engram_home().join("extract");
-        std::fs::create_dir_all(&dir).at(&dir)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
         let path = dir.join("runs.jsonl");
         let mut line = serde_json::to_string(report)
             .map_err(|e| Error::InvalidInput(format!("cannot encode the run: {e}")))?;
         line.push('\n');
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
+        crate::disk::with_mode_for(std::fs::OpenOptions::new().create(true).append(true), &path)
             .open(&path)
             .and_then(|mut f| f.write_all(line.as_bytes()))
             .at(&path)

@@ -178,7 +178,7 @@ impl MemoryDir {
     pub fn remember(&self, req: RememberRequest) -> Result<RememberOutcome> {
         let mut set = ChangeSet::new(&self.root);
         let outcome = self.plan_remember(&req, &mut set)?;
-        fs::create_dir_all(&self.root).at(&self.root)?;
+        crate::disk::create_dir_all(&self.root).at(&self.root)?;
         self.apply_as_user(&set)?;
         Ok(outcome)
     }

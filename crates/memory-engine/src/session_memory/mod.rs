@@ -438,7 +438,7 @@ fn write_private(path: &Path, text: &str) -> Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::InvalidInput(format!("{}: no parent", path.display())))?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    crate::disk::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| Error::io(dir, e))?;
     disk::atomic_write(path, text.as_bytes())?;

@@ -201,7 +201,7 @@ impl SessionIndex {
     /// Opens (creating if needed) the index under `dir`.
     pub fn open(dir: &Path) -> Result<SessionIndex> {
         let index_dir = dir.join("tantivy");
-        std::fs::create_dir_all(&index_dir).map_err(|e| Error::io(&index_dir, e))?;
+        crate::disk::create_dir_all(&index_dir).map_err(|e| Error::io(&index_dir, e))?;
         let (schema, fields) = schema();
         let directory = tantivy::directory::MmapDirectory::open(&index_dir)
             .map_err(|e| tantivy_error(dir, e))?;

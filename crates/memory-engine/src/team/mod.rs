@@ -227,7 +227,7 @@ pub fn write_team_file(team_root: &Path, key: &str, content: &str) -> Result<Pat
         )));
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        crate::disk::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         // A symlink could have appeared between the check and the write: check again.
         validate_key(team_root, key)?;
     }

@@ -340,7 +340,7 @@ impl Engine {
         let dir = self.team_state_dir(project).join("clone");
         let git = Git { dir: dir.clone() };
         if !dir.join(".git").is_dir() {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            crate::disk::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             git.run(&["init", "-q"])?;
             git.run(&["remote", "add", "origin", &config.remote])?;
         }
@@ -386,7 +386,7 @@ impl Engine {
     pub fn team_pull(&self, project: &str, memory_dir: &Path) -> Result<SyncReport> {
         let (git, _branch, theirs_rev) = self.fetched(project)?;
         let team = memory_dir.join("team");
-        std::fs::create_dir_all(&team).map_err(|e| Error::io(&team, e))?;
+        crate::disk::create_dir_all(&team).map_err(|e| Error::io(&team, e))?;
         let base_rev = self.team_base(project);
         let base_tree = git.tree_at(base_rev.as_deref())?;
         let theirs_tree = git.tree_at(theirs_rev.as_deref())?;
