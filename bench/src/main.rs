@@ -14,7 +14,7 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|app]`,
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|app]`,
 //! or `engram-bench --soak MINUTES` for the soak (`soak.rs`, `make soak`).
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
 
@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod app;
+mod extract;
 mod recall;
 mod sessions;
 mod soak;
@@ -109,6 +110,12 @@ fn run() -> Result<(), String> {
     let engine = Engine::builder(Environment::from_process()).build();
     if options.only.as_deref() == Some("app") {
         return app::app_start(&options.corpus);
+    }
+    if matches!(options.only.as_deref(), None | Some("extract")) {
+        extract::extract_quality()?;
+        if options.only.is_some() {
+            return Ok(());
+        }
     }
     if matches!(options.only.as_deref(), None | Some("recall")) {
         // Its own data dir: the embedding cache starts empty and never touches the user's.

@@ -465,7 +465,8 @@ fn find_secret(table: &toml::Table) -> Option<String> {
         .and_then(|llm| walk("llm", llm))
 }
 
-fn toml_error(path: &std::path::Path, text: &str, e: &toml::de::Error) -> Error {
+/// A TOML error as the engine's parse error, naming the file and the line.
+pub(crate) fn toml_error(path: &std::path::Path, text: &str, e: &toml::de::Error) -> Error {
     let line = e
         .span()
         .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);

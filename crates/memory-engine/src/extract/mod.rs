@@ -18,6 +18,7 @@
 //! - One extraction per session at a time (an exclusive lock per session in the data dir).
 
 pub mod offline;
+pub mod quality;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -505,7 +506,13 @@ fn prose_of(message: &Message) -> Option<String> {
     if message.role != "user" && message.role != "assistant" {
         return None;
     }
-    let text = message.text.trim();
+    prose_text(&message.text)
+}
+
+/// The prose of a message's text: `None` for a JSON document, else the text without its code
+/// blocks.
+fn prose_text(text: &str) -> Option<String> {
+    let text = text.trim();
     if (text.starts_with('{') || text.starts_with('['))
         && serde_json::from_str::<serde_json::Value>(text).is_ok()
     {
@@ -524,6 +531,13 @@ fn prose_of(message: &Message) -> Option<String> {
         }
     }
     Some(prose)
+}
+
+/// What the offline extractor keeps from a user's prompt `text`: the statements of its prose.
+pub fn offline_statements(text: &str) -> Vec<offline::Statement> {
+    prose_text(text)
+        .map(|prose| offline::statements(&prose))
+        .unwrap_or_default()
 }
 
 /// At least three words of letters outside code: a sentence someone could mean.
