@@ -13,6 +13,11 @@ const SESSION: &str = "cccccccc-0000-0000-0000-000000000003";
 
 /// A project with one session whose user said `prompt`; returns the transcript's path.
 fn session(s: &Sandbox, prompt: &str) -> PathBuf {
+    session_of(s, &[prompt])
+}
+
+/// A project with one session whose user said each of `prompts` in turn, each answered.
+fn session_of(s: &Sandbox, prompts: &[&str]) -> PathBuf {
     let cwd = fs::canonicalize(s.project()).expect("real project");
     let dir = s
         .home()
@@ -20,14 +25,20 @@ fn session(s: &Sandbox, prompt: &str) -> PathBuf {
         .join(memory_engine::paths::sanitize_path(&cwd.to_string_lossy()));
     fs::create_dir_all(&dir).expect("projects");
     let path = dir.join(format!("{SESSION}.jsonl"));
-    let entries = [
-        json!({"type": "user", "uuid": "u1", "parentUuid": null, "cwd": cwd, "sessionId": SESSION,
-            "timestamp": "2026-11-21T09:00:00Z", "message": {"role": "user", "content": prompt}}),
-        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "cwd": cwd, "sessionId": SESSION,
-            "timestamp": "2026-11-21T09:00:05Z", "message": {"id": "m1", "role": "assistant",
-            "content": [{"type": "text", "text": "Understood, I will keep that in mind."}]}}),
-    ];
-    let text: String = entries.iter().map(|e| format!("{e}\n")).collect();
+    let mut parent: Option<String> = None;
+    let mut text = String::new();
+    for (n, prompt) in prompts.iter().enumerate() {
+        let (user, answer) = (format!("u{n}"), format!("a{n}"));
+        let entries = [
+            json!({"type": "user", "uuid": user, "parentUuid": parent, "cwd": cwd, "sessionId": SESSION,
+                "timestamp": "2026-11-21T09:00:00Z", "message": {"role": "user", "content": prompt}}),
+            json!({"type": "assistant", "uuid": answer, "parentUuid": user, "cwd": cwd, "sessionId": SESSION,
+                "timestamp": "2026-11-21T09:00:05Z", "message": {"id": format!("m{n}"), "role": "assistant",
+                "content": [{"type": "text", "text": "Understood, I will keep that in mind."}]}}),
+        ];
+        text.extend(entries.iter().map(|e| format!("{e}\n")));
+        parent = Some(answer);
+    }
     fs::write(&path, text).expect("transcript");
     path
 }
@@ -264,4 +275,54 @@ fn text_that_steers_the_agent_cannot_leave_the_memory_dir_and_protected_deletes_
         results.contains("outside") || results.contains("denied") || results.contains("refused"),
         "the model was told: {results}"
     );
+}
+
+/// Issue #21: offline, this session used to leave four memories whose content was the request
+/// sentence itself ("project_to_drink_some_water.md", "This git log so you have it next time:").
+/// A reminder for the person, a question about the past, and requests about pasted material keep
+/// nothing; the one stated fact of the session is kept, and only it.
+#[test]
+fn offline_extraction_keeps_the_stated_fact_and_none_of_the_chatter_around_it() {
+    let s = Sandbox::in_project("chatter").with_engram_home();
+    session_of(
+        &s,
+        &[
+            "remember to drink some water, I'm a bit tired today",
+            "can you remember what we changed in the parser yesterday?",
+            "remember this stack trace for later:\nTypeError: Cannot read properties of undefined (reading 'id')\n    at renderRow (src/table/Row.tsx:42:17)\n    at Table (src/table/Table.tsx:88:22)",
+            "Please remember this git log so you have it next time:\ncommit 3f2a9c1d5e8b7a6c4d3e2f1a0b9c8d7e6f5a4b3c\nAuthor: Dana Kim <dana@example.com>\nDate:   Mon Nov 23 10:12:44 2026 +0100\n\n    Fix the CRLF handling in the parser",
+            "Thanks. Note that the parser must accept CRLF line endings.",
+        ],
+    );
+    let set = s.json(&["extract", SESSION]);
+    let files: Vec<&str> = set["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(files.len(), 2, "one memory and its index line: {set}");
+    let dir = s.memory_dir();
+    let topics: Vec<String> = fs::read_dir(&dir)
+        .expect("memory dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "MEMORY.md")
+        .collect();
+    assert_eq!(topics.len(), 1, "{topics:?}");
+    let memory = fs::read_to_string(dir.join(&topics[0])).expect("memory");
+    assert!(
+        memory.contains("The parser must accept CRLF line endings"),
+        "{memory}"
+    );
+    for junk in [
+        "water",
+        "stack trace",
+        "git log",
+        "what we changed",
+        "TypeError",
+        "commit 3f2a",
+    ] {
+        assert!(!memory.contains(junk), "{junk}: {memory}");
+    }
 }

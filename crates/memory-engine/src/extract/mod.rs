@@ -17,7 +17,10 @@
 //!   `[extract.projects."<name>"] policy = "review"` (or `--stage`) stages everything.
 //! - One extraction per session at a time (an exclusive lock per session in the data dir).
 
+#[rustfmt::skip]
+mod lexicon;
 pub mod offline;
+mod pasted;
 pub mod quality;
 
 use std::fmt::Write as _;

@@ -1,15 +1,39 @@
-//! The offline extractor: no model, only what the user said in so many words. It recognises
-//! explicit statements in the user's own prompts —
-//! - "remember that …" / "remember: …" / "please remember …" → a `project` memory (a `user` one
-//!   when it is about the speaker),
-//! - corrections: sentences that begin "don't …", "do not …", "never …", "always …", "stop …ing"
-//!   → a `feedback` memory,
-//! - "I'm a … engineer / developer / …", "I work on …" → a `user` memory —
+//! The offline extractor: no model, only what the user said in so many words. A memory comes
+//! only from a sentence of the user's own prose that states something with content — a fact, a
+//! preference, a standing rule, a role — and the sentence's structure says which:
 //!
-//! and nothing else (it cannot judge what is worth keeping, so it keeps only what the user asked
-//! to be kept or stated as a standing rule). A statement close to an existing memory of the same
-//! type is merged into it (appended to its body) instead of becoming a near-duplicate.
+//! - a request to keep a *statement*: "remember (that) …", "note that …", "keep in mind …",
+//!   "for future reference, …", "FYI …", "our convention is …" → `project` (`user` when it is
+//!   about the speaker, `feedback` when it is itself a rule). The object must be a clause with a
+//!   verb of its own; a request whose object is "this", "that log", "the following", a question
+//!   word ("remember what we changed") or something the conversation did ("the command we used")
+//!   keeps nothing: the content is elsewhere, usually pasted;
+//! - a standing rule: "from now on / going forward …", an imperative with "always", "never",
+//!   "don't", "avoid", "stop …ing" (also after "if/when …,"), "remember to / make sure to …" only
+//!   when habitual ("always", "every", "whenever", "before committing") → `feedback`;
+//! - the team's habit: "we always / never / usually / don't …", "we use / deploy / pin …"
+//!   (present tense) → `project`;
+//! - about the speaker: a preference ("I prefer …", "I'd rather …", "I hate it when …") or a role
+//!   or background ("I'm the … lead", "I'm a … engineer", "I work on …", "I'm new to …") → `user`.
+//!
+//! Never a memory: a question (except "could you remember that …?"), a hypothetical ("what if",
+//! "suppose", "if I were …"), a reminder for the person ("remind me", "remember to drink water",
+//! "don't forget to … tomorrow"), anything about now ("today", "for now", "yet", "this PR"), a
+//! choice among what is on screen ("I prefer the first one"), chatter ("never mind", "always
+//! happy to help", "we never figured out why"), and pasted material (`pasted`): logs, traces,
+//! diffs, trees, JSON, code — nor the sentence that introduces it ("remember this git log:").
+//!
+//! It cannot judge what is worth keeping beyond that, so it keeps only what the user asked to be
+//! kept or stated as standing. A statement close to an existing memory of the same type is
+//! merged into it (appended to its body) instead of becoming a near-duplicate.
 
+use super::lexicon::{
+    ADVERBS, ANNOUNCING, AUXILIARIES, BACKGROUNDS, CHATTER, CHOICE, DEICTIC, DISCOURSE, ED_VERBS,
+    FOR_THE_PERSON, FUNCTION_WORDS, HABIT_VERBS, HYPOTHETICAL, IMPERATIVES, IRREGULAR_PAST, LISTS,
+    NOT_VERBS, ON_SCREEN, PASTED_NOUNS, PERSONAL_ACTIONS, POLITE, PREFERENCES, PROJECT_SCOPE,
+    RECENT, ROLES, SCOPES, WORK,
+};
+use super::pasted;
 use crate::bm25;
 use crate::memory_type::MemoryType;
 use crate::scan::MemoryHeader;
@@ -24,128 +48,889 @@ pub struct Statement {
     pub name: String,
 }
 
-/// Statements in `prompt` (one user message's text).
+/// Statements in `prompt` (one user message's prose).
 pub fn statements(prompt: &str) -> Vec<Statement> {
-    let mut found = Vec::new();
-    for sentence in sentences(prompt) {
-        if let Some(statement) = classify(&sentence) {
-            if !found.iter().any(|f: &Statement| f.text == statement.text) {
+    let mut found: Vec<Statement> = Vec::new();
+    let mut keep = |statement: Option<Statement>| {
+        if let Some(statement) = statement {
+            if !found.iter().any(|f| f.text == statement.text) {
                 found.push(statement);
+            }
+        }
+    };
+    // The sentence before, for a request that points back at it ("… Remember that.").
+    let mut previous: Option<String> = None;
+    for line in pasted::prose_lines(prompt) {
+        if line.after_pasted {
+            previous = None;
+        }
+        // Quoted lines are someone else's words; tags are markup.
+        if line.text.starts_with('>') || line.text.starts_with('<') {
+            previous = None;
+            continue;
+        }
+        let mut said = sentences(&line.text);
+        let introduction = if line.introduces_pasted || !line.items.is_empty() {
+            said.pop()
+        } else {
+            None
+        };
+        for sentence in &said {
+            match points_back(sentence) {
+                Some(Back::Previous) => keep(previous.as_deref().and_then(kept_statement)),
+                Some(Back::Within(head)) => keep(kept_statement(head)),
+                None => keep(classify(sentence)),
+            }
+            previous = Some(sentence.clone());
+        }
+        if introduction.is_some() {
+            previous = None;
+        }
+        // What introduces pasted material keeps nothing: the material is not a statement.
+        let Some(introduction) = introduction.filter(|_| !line.introduces_pasted) else {
+            continue;
+        };
+        match list_introduction(&introduction) {
+            Some(Trigger::Request) => {
+                for item in &line.items {
+                    keep(kept_statement(bare_item(item)));
+                }
+            }
+            Some(Trigger::Standing) => {
+                for item in &line.items {
+                    keep(standing_rule(bare_item(item)));
+                }
+            }
+            _ => {
+                keep(classify(&introduction));
+                for item in &line.items {
+                    for sentence in sentences(item) {
+                        keep(classify(&sentence));
+                    }
+                }
             }
         }
     }
     found
 }
 
-/// Splits on sentence ends and line breaks; code blocks and quoted lines are not prose.
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut in_code = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with("```") {
-            in_code = !in_code;
-            continue;
+/// Where a request that points back finds its statement.
+enum Back<'a> {
+    /// The sentence before: "We deploy on Fridays. Remember that."
+    Previous,
+    /// Its own first part: "The cache is keyed on the lockfile, keep that in mind."
+    Within(&'a str),
+}
+
+/// Whether `sentence` is (or ends with) a request to keep what was just said: "remember that",
+/// "keep it in mind", "please note this".
+fn points_back(sentence: &str) -> Option<Back<'_>> {
+    let is_pointer_request = |text: &str| {
+        if text.trim_end().ends_with('?') && !lead_of(text).1 {
+            return false;
         }
-        if in_code || trimmed.starts_with('>') || trimmed.starts_with('<') {
-            continue;
-        }
-        let mut current = String::new();
-        let chars: Vec<char> = trimmed.chars().collect();
-        for (i, &c) in chars.iter().enumerate() {
-            current.push(c);
-            let ends = matches!(c, '.' | '!' | '?' | ';')
-                && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
-            if ends {
-                push_sentence(&mut out, &current);
-                current.clear();
+        let (lead, _) = lead_of(text);
+        let lower = lead
+            .to_ascii_lowercase()
+            .trim_end_matches(['?', '.', '!', ' '])
+            .to_owned();
+        let pointer = |rest: &str| {
+            let rest = rest.trim_start_matches([',', ':', ' ']);
+            let rest = SCOPES
+                .iter()
+                .chain(&["please"])
+                .fold(rest.trim(), |r, tail| {
+                    r.strip_suffix(tail).unwrap_or(r).trim()
+                });
+            matches!(
+                rest,
+                "that" | "it" | "this" | "that one" | "this one" | "both"
+            )
+        };
+        for keep in ["keep", "bear"] {
+            if let Some(rest) = lower
+                .strip_prefix(keep)
+                .and_then(|r| r.trim().strip_suffix("in mind"))
+            {
+                return pointer(rest);
             }
         }
-        push_sentence(&mut out, &current);
+        matches!(trigger_of(lead), Some((Trigger::Request, _)))
+            && trigger_of(&lower).is_some_and(|(_, rest)| pointer(rest))
+    };
+    if is_pointer_request(sentence) {
+        return Some(Back::Previous);
     }
+    let (head, tail) = [", ", " - ", " — "]
+        .iter()
+        .filter_map(|sep| sentence.rsplit_once(sep))
+        .max_by_key(|(head, _)| head.len())?;
+    is_pointer_request(tail).then_some(Back::Within(head))
+}
+
+/// Splits a line of prose on sentence ends.
+fn sentences(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = line.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        current.push(c);
+        let ends = matches!(c, '.' | '!' | '?' | ';')
+            && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        if ends {
+            push_sentence(&mut out, &current);
+            current.clear();
+        }
+    }
+    push_sentence(&mut out, &current);
     out
 }
 
 fn push_sentence(out: &mut Vec<String>, text: &str) {
     let text = text
         .trim()
-        .trim_start_matches(['-', '*', ' '])
+        .trim_start_matches(['-', '*', '•', ' '])
         .trim_end_matches(['.', '!', ';', ' '])
         .trim();
     if !text.is_empty() {
-        out.push(text.to_owned());
+        out.push(text.replace('’', "'"));
     }
 }
 
+/// A list item without its bullet.
+fn bare_item(item: &str) -> &str {
+    let item = item.trim().trim_start_matches(['-', '*', '•']).trim();
+    let numbered = item
+        .split_once(['.', ')'])
+        .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    numbered.map_or(item, |(_, rest)| rest.trim())
+}
+
+/// How a sentence asks for something to be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// Keep the statement that follows ("remember that …", "FYI …").
+    Request,
+    /// What follows holds from now on ("from now on …").
+    Standing,
+    /// Do what follows, as a habit ("make sure to …").
+    Action,
+}
+
+/// Phrases that ask for what follows to be kept, longest first where one starts another.
+const TRIGGERS: &[(&str, Trigger)] = &[
+    ("i want you to remember", Trigger::Request),
+    ("i'd like you to remember", Trigger::Request),
+    ("i need you to remember", Trigger::Request),
+    ("remember", Trigger::Request),
+    ("don't forget", Trigger::Request),
+    ("dont forget", Trigger::Request),
+    ("do not forget", Trigger::Request),
+    ("never forget", Trigger::Request),
+    ("make a note", Trigger::Request),
+    ("take note", Trigger::Request),
+    ("quick note", Trigger::Request),
+    ("please note", Trigger::Request),
+    ("note", Trigger::Request),
+    ("keep in mind", Trigger::Request),
+    ("bear in mind", Trigger::Request),
+    ("for future reference", Trigger::Request),
+    ("for future sessions", Trigger::Request),
+    ("for the future", Trigger::Request),
+    ("for next time", Trigger::Request),
+    ("for reference", Trigger::Request),
+    ("for the record", Trigger::Request),
+    ("fyi", Trigger::Request),
+    ("f.y.i.", Trigger::Request),
+    ("just so you know", Trigger::Request),
+    ("so you know", Trigger::Request),
+    ("just to let you know", Trigger::Request),
+    ("just letting you know", Trigger::Request),
+    ("worth remembering", Trigger::Request),
+    ("good to know", Trigger::Request),
+    ("our convention is", Trigger::Request),
+    ("the convention is", Trigger::Request),
+    ("our rule is", Trigger::Request),
+    ("the rule is", Trigger::Request),
+    ("our policy is", Trigger::Request),
+    ("the policy is", Trigger::Request),
+    ("our standard is", Trigger::Request),
+    ("house rule", Trigger::Request),
+    ("team rule", Trigger::Request),
+    ("rule of thumb", Trigger::Request),
+    ("rule:", Trigger::Request),
+    ("policy:", Trigger::Request),
+    ("convention:", Trigger::Request),
+    ("reminder:", Trigger::Request),
+    ("side note", Trigger::Request),
+    ("p.s.", Trigger::Request),
+    ("ps", Trigger::Request),
+    ("from now on", Trigger::Standing),
+    ("from here on out", Trigger::Standing),
+    ("from here on", Trigger::Standing),
+    ("going forward", Trigger::Standing),
+    ("moving forward", Trigger::Standing),
+    ("in all future sessions", Trigger::Standing),
+    ("in future sessions", Trigger::Standing),
+    ("in the future", Trigger::Standing),
+    ("in future", Trigger::Standing),
+    ("henceforth", Trigger::Standing),
+    ("next time", Trigger::Standing),
+    ("as a general rule", Trigger::Standing),
+    ("as a rule", Trigger::Standing),
+    ("in general", Trigger::Standing),
+    ("by default", Trigger::Standing),
+    ("make sure to", Trigger::Action),
+    ("make sure you", Trigger::Action),
+    ("be sure to", Trigger::Action),
+];
+
+/// Whether `lower` starts with `phrase` as whole words.
+fn starts_with_phrase(lower: &str, phrase: &str) -> bool {
+    lower.starts_with(phrase)
+        && lower[phrase.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '\'' && c != '-')
+}
+
+/// The sentence without its opening discourse words, and whether it was a polite question.
+fn lead_of(sentence: &str) -> (&str, bool) {
+    let mut rest = sentence.trim();
+    let mut polite = false;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_whitespace() || ",:;!-–—".contains(c));
+        let lower = rest.to_ascii_lowercase();
+        if TRIGGERS.iter().any(|(t, _)| starts_with_phrase(&lower, t)) {
+            break;
+        }
+        if let Some(word) = DISCOURSE.iter().find(|w| starts_with_phrase(&lower, w)) {
+            rest = &rest[word.len()..];
+        } else if let Some(word) = POLITE.iter().find(|w| starts_with_phrase(&lower, w)) {
+            rest = &rest[word.len()..];
+            polite = true;
+        } else {
+            break;
+        }
+    }
+    (rest.trim(), polite)
+}
+
+/// The words of `text`, lowercase, without the punctuation around them.
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '+' && c != '#')
+                .trim_end_matches("'s")
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The memory `sentence` states, if any (see the module contract).
 fn classify(sentence: &str) -> Option<Statement> {
-    let lower = sentence.to_lowercase();
-    // "Please, remember that …", "Remember: …", "can you remember that …"
-    if let Some(at) = lower.find("remember") {
-        let rest = sentence[at + "remember".len()..]
-            .trim_start_matches([':', ',', ' '])
-            .trim();
-        let rest = strip_prefix_ci(rest, "that ").unwrap_or(rest).trim();
-        let before = &lower[..at];
-        let asked = before.trim().is_empty()
-            || [
-                "please",
-                "can you",
-                "could you",
-                "also",
-                "and",
-                "pls",
-                "note:",
-                "ok",
-            ]
-            .iter()
-            .any(|w| before.trim_end_matches([',', ' ']).ends_with(w));
-        if asked && rest.split_whitespace().count() >= 2 {
-            let about_me = starts_with_any(&rest.to_lowercase(), &["i ", "i'm ", "i am ", "my "]);
-            let memory_type = if about_me {
-                MemoryType::User
-            } else {
-                MemoryType::Project
-            };
-            return Some(statement(memory_type, capitalize(rest)));
+    if pasted::is_pasted_line(sentence) {
+        return None;
+    }
+    let question = sentence.ends_with('?');
+    let (lead, polite) = lead_of(sentence);
+    let lower = lead.to_ascii_lowercase();
+    let all_words = words(&lower);
+    // Laughing or grumbling marks chatter: "we always seem to break the build lol".
+    let chatter = all_words.iter().any(|w| CHATTER.contains(&w.as_str()));
+    if (question && !polite) || chatter || hypothetical(&lower) || for_the_person(&lower) {
+        return None;
+    }
+    if let Some((trigger, rest)) = trigger_of(lead) {
+        return match trigger {
+            Trigger::Request => kept_statement(rest),
+            Trigger::Standing => standing_rule(rest),
+            Trigger::Action => habitual_action(rest),
+        };
+    }
+    // "keep this log in mind", "keep the following in mind while reviewing": about something
+    // else, usually pasted.
+    if (starts_with_phrase(&lower, "keep") || starts_with_phrase(&lower, "bear"))
+        && lower.contains(" in mind")
+    {
+        // "keep this in mind: we deploy with Fly.io" announces its statement.
+        let (announcement, after) = lead.split_once(':')?;
+        let between = announcement
+            .to_ascii_lowercase()
+            .replacen("keep", "", 1)
+            .replacen("bear", "", 1)
+            .replacen("in mind", "", 1);
+        return announced(&format!("{}: {after}", between.trim())).and_then(kept_statement);
+    }
+    if about_now(&all_words, false) || content_count(&all_words) < 2 {
+        return None;
+    }
+    correction(lead, &all_words)
+        .or_else(|| conditional_rule(lead, &all_words))
+        .or_else(|| preference(lead, &all_words))
+        .or_else(|| role(lead, &all_words))
+        .or_else(|| team_habit(lead, &all_words))
+}
+
+/// The trigger `lead` opens with and what follows it.
+fn trigger_of(lead: &str) -> Option<(Trigger, &str)> {
+    let lower = lead.to_ascii_lowercase();
+    TRIGGERS
+        .iter()
+        .find(|(t, _)| starts_with_phrase(&lower, t))
+        .map(|(t, trigger)| (*trigger, &lead[t.len()..]))
+}
+
+/// Whether an introduction ending in ":" announces a list of statements ("Remember the
+/// following:", "For future reference:", "From now on:") rather than pasted material.
+fn list_introduction(introduction: &str) -> Option<Trigger> {
+    let (lead, _) = lead_of(introduction);
+    let (trigger, rest) = trigger_of(lead)?;
+    let rest = rest
+        .trim()
+        .trim_end_matches(':')
+        .trim()
+        .to_ascii_lowercase();
+    let rest = rest.trim_start_matches("that").trim();
+    let rest = SCOPES
+        .iter()
+        .find_map(|s| rest.strip_suffix(s))
+        .unwrap_or(rest)
+        .trim();
+    (LISTS.contains(&rest) && trigger != Trigger::Action).then_some(trigger)
+}
+
+/// What a request to keep something keeps: the statement that follows, when it is one.
+fn kept_statement(object: &str) -> Option<Statement> {
+    let mut object = object.trim_start_matches(|c: char| c.is_whitespace() || ",:;-–—".contains(c));
+    // "remember for next time: …", "note for the future, …"
+    for scope in SCOPES {
+        if starts_with_phrase(&object.to_ascii_lowercase(), scope) {
+            object = object[scope.len()..]
+                .trim_start_matches(|c: char| c.is_whitespace() || ",:;-–—".contains(c));
         }
     }
-    const CORRECTIONS: &[&str] = &["don't ", "dont ", "do not ", "never ", "always ", "stop "];
-    let lead = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
-    let lead = strip_prefix_ci(lead, "please ").unwrap_or(lead);
-    if starts_with_any(lead, CORRECTIONS) {
-        let is_stop = lead.starts_with("stop ");
-        let second = lead.split_whitespace().nth(1).unwrap_or("");
-        // "stop …ing" only: "stop here" is not a rule.
-        if (!is_stop || second.ends_with("ing")) && lead.split_whitespace().count() >= 3 {
-            return Some(statement(MemoryType::Feedback, capitalize(sentence)));
-        }
+    // "remember this: production secrets live in Vault", "remember this for next time: …" —
+    // "this" announces the statement after the colon.
+    if let Some(after) = announced(object) {
+        object = after;
     }
-    const ROLES: &[&str] = &[
-        "engineer",
-        "developer",
-        "designer",
-        "scientist",
-        "researcher",
-        "manager",
-        "architect",
-        "student",
-        "analyst",
-        "programmer",
-        "founder",
-        "maintainer",
-        "sre",
-        "admin",
-        "lead",
-    ];
-    let about_role = starts_with_any(&lower, &["i'm a ", "i am a ", "i'm an ", "i am an "])
-        && lower.split_whitespace().any(|w| {
-            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
-            ROLES.contains(&w)
+    let object = object.trim().trim_end_matches(['?', '.', '!']).trim();
+    // Ends with ":": it introduces something that is not here.
+    if object.is_empty() || object.ends_with(':') {
+        return None;
+    }
+    let lower = object.to_ascii_lowercase();
+    if let Some(action) = lower.strip_prefix("to ") {
+        return habitual_action(&object[object.len() - action.len()..]);
+    }
+    // "that" opens a clause ("remember that we deploy …") or points at something ("remember
+    // that trace", "note that down").
+    let (clause, introduced) = match lower.strip_prefix("that ") {
+        Some(rest) => (&object[object.len() - rest.len()..], true),
+        None => (object, false),
+    };
+    let clause_words = words(clause);
+    let first = clause_words.first()?.as_str();
+    if clause_words.len() < 3
+        || DEICTIC.contains(&first)
+        || (first == "the" && clause_words.get(1).is_some_and(|w| w == "following"))
+        || (introduced && PASTED_NOUNS.contains(&first))
+        || !has_finite_verb(&clause_words)
+        || (!introduced && about_the_conversation(&clause_words[1..]))
+        || about_now(&clause_words, false)
+        || content_count(&clause_words) < 2
+    {
+        return None;
+    }
+    let memory_type = match first {
+        "i" | "i'm" | "i've" | "i'd" | "my" | "i'll" => MemoryType::User,
+        _ if is_rule(&clause_words) => MemoryType::Feedback,
+        _ => MemoryType::Project,
+    };
+    Some(statement(memory_type, capitalize(clause)))
+}
+
+/// The statement after an announcement: "this: …", "the following for next time: …".
+fn announced(text: &str) -> Option<&str> {
+    let (head, after) = text.split_once([':', '—'])?;
+    let head_words = words(head);
+    let announcing = matches!(
+        head_words.first().map(String::as_str),
+        Some("this" | "these" | "the" | "that")
+    ) && head_words.iter().all(|w| ANNOUNCING.contains(&w.as_str()));
+    let after = after.trim();
+    (announcing && !after.is_empty()).then_some(after)
+}
+
+/// What holds from now on ("from now on, write commit messages in the imperative").
+fn standing_rule(rest: &str) -> Option<Statement> {
+    let rest = rest.trim_start_matches(|c: char| c.is_whitespace() || ",:;-–—".contains(c));
+    let (rest, _) = lead_of(rest);
+    let rest = rest.trim_end_matches(['?', '.', '!', ':']).trim();
+    let rest_words = words(rest);
+    let first = rest_words.first()?.as_str();
+    if rest_words.len() < 2
+        || about_now(&rest_words, true)
+        || content_count(&rest_words) < 2
+        || DEICTIC.contains(&first)
+    {
+        return None;
+    }
+    let memory_type = match first {
+        "i" | "i'm" | "i've" | "i'd" | "my" | "i'll" => MemoryType::User,
+        "we" | "our" => MemoryType::Project,
+        _ => MemoryType::Feedback,
+    };
+    Some(statement(memory_type, capitalize(rest)))
+}
+
+/// An action to take as a habit ("remember to always update the CHANGELOG"); a one-off
+/// reminder ("remember to push the branch", "remember to drink some water") is for the person.
+fn habitual_action(action: &str) -> Option<Statement> {
+    let action = action
+        .trim_start_matches(|c: char| c.is_whitespace() || ",:;-–—".contains(c))
+        .trim_end_matches(['?', '.', '!', ':'])
+        .trim();
+    let action_words = words(action);
+    let habitual = action_words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "always" | "never" | "every" | "each" | "whenever" | "anytime"
+        )
+    }) || action_words.windows(2).any(|pair| {
+        matches!(pair[0].as_str(), "before" | "after" | "when" | "while")
+            && pair[1].len() > 4
+            && pair[1].ends_with("ing")
+    });
+    let verb = action_words
+        .iter()
+        .find(|w| !is_adverb(w))
+        .map(String::as_str)
+        .unwrap_or("");
+    if !habitual
+        || PERSONAL_ACTIONS.contains(&verb)
+        || about_now(&action_words, true)
+        || content_count(&action_words) < 2
+    {
+        return None;
+    }
+    Some(statement(MemoryType::Feedback, capitalize(action)))
+}
+
+/// A correction as a standing rule: "always …", "never …", "don't …", "avoid …", "stop …ing".
+fn correction(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    rule_of(lead, lead_words, false)
+}
+
+/// [`correction`]; `antecedent`: a condition before it names what "it" is ("when a test is
+/// flaky, never just retry it").
+fn rule_of(lead: &str, lead_words: &[String], antecedent: bool) -> Option<Statement> {
+    // "You should never …", "you must always …": the same rule, addressed.
+    let addressed = match (
+        lead_words.first().map(String::as_str),
+        lead_words.get(1).map(String::as_str),
+    ) {
+        (Some("you"), Some("should" | "must" | "shouldn't" | "mustn't")) => 2,
+        _ => 0,
+    };
+    let at = |i: usize| {
+        lead_words
+            .get(addressed + i)
+            .map(String::as_str)
+            .unwrap_or("")
+    };
+    let lower = lead.to_ascii_lowercase();
+    let contrasted = [", not ", " instead of ", " rather than ", " over ", " not "]
+        .iter()
+        .any(|c| lower.contains(c));
+    let (marker, mut i) = match (at(0), at(1)) {
+        ("do", "not") => ("don't", 2),
+        ("don't" | "dont", _) => ("don't", 1),
+        ("shouldn't" | "mustn't", _) if addressed > 0 => ("don't", 0),
+        ("not", _) if addressed > 0 => ("don't", 1),
+        (word @ ("always" | "never" | "avoid" | "stop"), _) => (word, 1),
+        ("quit", _) => ("stop", 1),
+        // "prefer X over Y", "use pnpm, not npm": a standing choice, not "use the second one".
+        (word @ ("prefer" | "use"), _) if contrasted && addressed == 0 => (word, 0),
+        _ => return None,
+    };
+    while is_adverb(at(i)) {
+        i += 1;
+    }
+    let head = at(i);
+    let imperative = match marker {
+        "stop" => head.len() > 4 && head.ends_with("ing"),
+        "avoid" | "prefer" | "use" => !head.is_empty() && !NOT_VERBS.contains(&head),
+        _ => is_base_verb(head),
+    };
+    // "never do that again", "don't use it": the rule is about something not said here.
+    let pointed = matches!(
+        at(i + 1),
+        "it" | "that" | "this" | "them" | "those" | "these"
+    ) && !matches!(marker, "prefer" | "use")
+        && !(antecedent && matches!(at(i + 1), "it" | "them"));
+    if !imperative || pointed || about_now(lead_words, true) {
+        return None;
+    }
+    Some(statement(
+        MemoryType::Feedback,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    ))
+}
+
+/// A rule under a condition: "when a test is flaky, never just retry it".
+fn conditional_rule(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let first = lead_words.first()?.as_str();
+    let second = lead_words.get(1).map(String::as_str);
+    // "every time you change the schema, regenerate the types": the condition is a habit, so
+    // any imperative under it is a rule.
+    let habitual = first == "whenever"
+        || (matches!(first, "every" | "each" | "any") && second == Some("time"));
+    if !habitual
+        && !matches!(
+            first,
+            "if" | "when" | "before" | "after" | "once" | "unless"
+        )
+    {
+        return None;
+    }
+    let (_, main) = lead.split_once(", ")?;
+    let (main, _) = lead_of(main);
+    let main_words = words(main);
+    let ruled = rule_of(main, &main_words, true).is_some()
+        || (habitual
+            && main_words.first().is_some_and(|w| {
+                is_base_verb(w) && !matches!(w.as_str(), "we" | "you" | "i" | "it")
+            }));
+    if !ruled {
+        return None;
+    }
+    Some(statement(
+        MemoryType::Feedback,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    ))
+}
+
+/// The speaker's standing preference: "I prefer …", "I'd rather …", "I hate it when …" — not a
+/// choice among what is on screen ("I prefer the first one", "I like this").
+fn preference(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let lower = lead.to_ascii_lowercase();
+    let prefix = PREFERENCES.iter().find(|p| starts_with_phrase(&lower, p))?;
+    let mut object = words(&lower[prefix.len()..]);
+    // "I prefer that you ask first": "that" opens a clause.
+    if object.first().is_some_and(|w| w == "that")
+        && object.get(1).is_some_and(|w| {
+            matches!(
+                w.as_str(),
+                "you" | "we" | "i" | "they" | "the" | "our" | "all" | "every"
+            )
+        })
+    {
+        object.remove(0);
+    }
+    let first = object.first()?.as_str();
+    let compared = [" over ", " rather than ", " instead of ", " than "]
+        .iter()
+        .any(|c| lower.contains(c));
+    let chosen = CHOICE.contains(&first)
+        || (first == "the" && !compared)
+        || object.windows(2).any(|pair| {
+            matches!(pair[0].as_str(), "the" | "your" | "that")
+                && ON_SCREEN.contains(&pair[1].as_str())
         });
-    if about_role || starts_with_any(&lower, &["i work on ", "i work at ", "i maintain "]) {
-        return Some(statement(MemoryType::User, capitalize(sentence)));
+    if chosen || content_count(&object) == 0 || about_now(lead_words, false) {
+        return None;
+    }
+    Some(statement(
+        MemoryType::User,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    ))
+}
+
+/// Who the speaker is: a role ("I'm the backend lead", "I'm a data scientist"), a team ("I'm on
+/// the platform team"), what they work on or know ("I work on …", "I'm new to Rust").
+fn role(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let lower = lead.to_ascii_lowercase();
+    let keep = || {
+        Some(statement(
+            MemoryType::User,
+            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+        ))
+    };
+    if about_now(lead_words, false) {
+        return None;
+    }
+    // "I work mostly on …": adverbs aside.
+    let plain: String = lead_words
+        .iter()
+        .filter(|w| !is_adverb(w))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some(phrase) = WORK.iter().find(|p| starts_with_phrase(&plain, p)) {
+        // "I maintain it myself", "I work on this in the evenings": on what was said elsewhere.
+        let object = plain[phrase.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        if matches!(object, "it" | "this" | "that" | "them" | "these" | "those") {
+            return None;
+        }
+        return keep();
+    }
+    // "As the team lead, I decide the release dates."
+    if matches!(lead_words.first().map(String::as_str), Some("as"))
+        && matches!(
+            lead_words.get(1).map(String::as_str),
+            Some("a" | "an" | "the")
+        )
+        && lower.contains(", i ")
+    {
+        let title: Vec<&str> = lower
+            .split(", i ")
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if title.iter().any(|w| ROLES.contains(w)) {
+            return keep();
+        }
+    }
+    let years = lead_words.iter().any(|w| w == "years" || w == "decade")
+        && (starts_with_phrase(&lower, "i've been") || starts_with_phrase(&lower, "i have"));
+    if years {
+        return keep();
+    }
+    let (i, am) = match (
+        lead_words.first()?.as_str(),
+        lead_words.get(1).map(String::as_str),
+    ) {
+        ("i'm", _) => (1, true),
+        ("i", Some("am")) => (2, true),
+        _ => (0, false),
+    };
+    if !am {
+        return None;
+    }
+    let mut i = i;
+    while lead_words.get(i).is_some_and(|w| is_adverb(w)) {
+        i += 1;
+    }
+    let rest = lead_words[i..].join(" ");
+    if BACKGROUNDS.iter().any(|p| starts_with_phrase(&rest, p)) {
+        return keep();
+    }
+    // The phrase after "I'm", up to the first comma: "I'm a bit tired, the engineer …" names no
+    // role of the speaker's.
+    let clause = words(lead.split([',', ';', '—', '(']).next().unwrap_or(lead));
+    let noun_phrase: Vec<&str> = clause
+        .iter()
+        .skip(i)
+        .map(String::as_str)
+        .take_while(|w| {
+            !matches!(
+                *w,
+                "and" | "so" | "but" | "because" | "who" | "which" | "that" | "since" | "when"
+            )
+        })
+        .collect();
+    let on_a_team = matches!(noun_phrase.first(), Some(&("on" | "in" | "part")))
+        && noun_phrase.contains(&"team");
+    let a_role = matches!(noun_phrase.first(), Some(&("a" | "an" | "the")))
+        && noun_phrase.iter().any(|w| {
+            w.split('-')
+                .chain(std::iter::once(*w))
+                .any(|part| ROLES.contains(&part))
+        });
+    if on_a_team || a_role {
+        return keep();
     }
     None
+}
+
+/// The team's habit in the present tense: "we always squash-merge", "we never deploy on
+/// Fridays", "we use Renovate" — not "we always had problems" or "we never figured out why".
+fn team_habit(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let at = |i: usize| lead_words.get(i).map(String::as_str).unwrap_or("");
+    let (mut i, singular) = match (at(0), at(1)) {
+        ("we", _) => (1, false),
+        ("our" | "the", "team") => (2, true),
+        ("everyone" | "everybody", _) => (1, true),
+        _ => return None,
+    };
+    let mut habitual = false;
+    loop {
+        match (at(i), at(i + 1)) {
+            ("do", "not") | ("no", "longer") => i += 2,
+            (
+                "don't" | "dont" | "always" | "never" | "usually" | "generally" | "typically"
+                | "normally" | "only" | "rarely" | "mostly" | "also",
+                _,
+            ) => i += 1,
+            ("must" | "should", "always" | "never" | "not") => i += 1,
+            _ => break,
+        }
+        habitual = true;
+    }
+    // "The team uses Linear": the same verb in its third person.
+    let head = match at(i) {
+        word if singular && third_person(word) => &word[..word.len() - 1],
+        word => word,
+    };
+    let present = if habitual {
+        is_base_verb(head)
+    } else {
+        HABIT_VERBS.contains(&head)
+    };
+    // "We use it everywhere": what "it" is was said elsewhere.
+    let pointed = matches!(
+        at(i + 1),
+        "it" | "that" | "this" | "them" | "those" | "these"
+    );
+    if !present || pointed || about_now(lead_words, false) {
+        return None;
+    }
+    Some(statement(
+        MemoryType::Project,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    ))
+}
+
+/// A hypothetical or counterfactual: nothing in it is so.
+fn hypothetical(lower: &str) -> bool {
+    HYPOTHETICAL.iter().any(|o| starts_with_phrase(lower, o))
+        || lower.contains("what if ")
+        || (starts_with_phrase(lower, "if")
+            && [" were ", " would ", "'d "]
+                .iter()
+                .any(|w| lower.contains(w)))
+}
+
+/// A reminder meant for the person, not the agent.
+fn for_the_person(lower: &str) -> bool {
+    FOR_THE_PERSON.iter().any(|p| lower.starts_with(p))
+}
+
+/// Whether the words are about now rather than always: a time that passes ("today", "for now",
+/// "yet", "earlier"), or something on screen ("this PR", "these tests", "that output") — "this
+/// project" and its kin are the standing scope, not a moment. In an imperative, "here" and
+/// "now" are the moment too ("don't change it here").
+fn about_now(words: &[String], imperative: bool) -> bool {
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map(String::as_str);
+        let before = i
+            .checked_sub(1)
+            .and_then(|p| words.get(p))
+            .map(String::as_str);
+        match w.as_str() {
+            "this" | "these" | "those" => next.is_none_or(|n| !PROJECT_SCOPE.contains(&n)),
+            "that" => next.is_some_and(|n| PASTED_NOUNS.contains(&n)),
+            "today" | "tonight" | "tomorrow" | "yesterday" | "earlier" | "yet" | "currently" => {
+                true
+            }
+            "now" => {
+                matches!(before, Some("right" | "for" | "just"))
+                    || (imperative && before != Some("from"))
+                    || next.is_some_and(|n| n.len() > 4 && n.ends_with("ing"))
+            }
+            // "I just changed the port": a moment ago.
+            "just" => next.is_some_and(is_past),
+            "moment" => before == Some("the"),
+            "week" | "weekend" | "sprint" | "month" | "night" | "monday" | "tuesday"
+            | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" => {
+                matches!(before, Some("next" | "last" | "this"))
+            }
+            "here" => imperative && before != Some("from"),
+            // "don't touch the Dockerfile though": against what is being done now.
+            "though" => imperative,
+            // "the last commit", "the previous run": what just happened.
+            "last" | "previous" | "latest" => next.is_some_and(|n| RECENT.contains(&n)),
+            // The state of the work at hand: "the test is now passing", "the build is broken".
+            "failing" | "passing" | "broken" | "crashing" | "hanging" | "down" => {
+                matches!(before, Some("is" | "are" | "now" | "still" | "'s"))
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Whether a clause speaks of something that happened in the conversation ("the command we
+/// used", "the trace you showed me"): a pointer to it, not a statement.
+fn about_the_conversation(words: &[String]) -> bool {
+    words
+        .windows(2)
+        .any(|pair| matches!(pair[0].as_str(), "we" | "you" | "i") && is_past(&pair[1]))
+}
+
+/// Whether the clause has a verb of its own: a statement, not a bare noun phrase ("the deploy
+/// steps").
+fn has_finite_verb(words: &[String]) -> bool {
+    let last = words.len().saturating_sub(1);
+    words.iter().enumerate().any(|(i, w)| {
+        let w = w.as_str();
+        AUXILIARIES.contains(&w)
+            || ["'s", "'re", "'ve", "'m", "'ll", "'d"]
+                .iter()
+                .any(|c| w.ends_with(c))
+            || (i < last && matches!(w, "i" | "we" | "you" | "they" | "he" | "she"))
+            || (i >= 1 && i < last && third_person(w))
+            || (i == 0 && (is_rule_word(w) || IMPERATIVES.contains(&w)))
+    })
+}
+
+/// Whether a clause is itself a rule ("never log request bodies").
+fn is_rule(words: &[String]) -> bool {
+    words
+        .first()
+        .is_some_and(|w| is_rule_word(w) || IMPERATIVES.contains(&w.as_str()))
+}
+
+fn is_rule_word(word: &str) -> bool {
+    matches!(
+        word,
+        "always" | "never" | "don't" | "dont" | "avoid" | "stop" | "please"
+    )
+}
+
+/// A verb in its base form, as an imperative or after "we always" has it: not a past tense,
+/// not a participle, not a third person ("always fails"), not a word that is no verb at all.
+fn is_base_verb(word: &str) -> bool {
+    let gerund = word.ends_with("ing") && word.len() > 4;
+    !(word.is_empty() || NOT_VERBS.contains(&word) || is_past(word) || gerund || third_person(word))
+}
+
+/// A past tense or participle: "had", "changed", "wrote" (not "need", "embed").
+fn is_past(word: &str) -> bool {
+    IRREGULAR_PAST.contains(&word) || (word.ends_with("ed") && !ED_VERBS.contains(&word))
+}
+
+/// "fails", "works", "returns": a verb's third person (or a plural noun), never "address",
+/// "focus", "alias" or "this".
+fn third_person(word: &str) -> bool {
+    word.len() > 3
+        && word.ends_with('s')
+        && !["ss", "us", "is", "as"].iter().any(|e| word.ends_with(e))
+        && word.chars().all(|c| c.is_alphabetic())
+}
+
+fn is_adverb(word: &str) -> bool {
+    ADVERBS.contains(&word)
+        || (word.len() > 4
+            && word.ends_with("ly")
+            && word != "only"
+            && word != "apply"
+            && word != "reply"
+            && word != "supply")
+}
+
+/// Words with meaning (not function words), at least two in a statement with content.
+fn content_count(words: &[String]) -> usize {
+    words
+        .iter()
+        .filter(|w| w.chars().any(char::is_alphanumeric) && !FUNCTION_WORDS.contains(&w.as_str()))
+        .count()
 }
 
 fn statement(memory_type: MemoryType, text: String) -> Statement {
@@ -157,17 +942,8 @@ fn statement(memory_type: MemoryType, text: String) -> Statement {
     }
 }
 
-fn starts_with_any(text: &str, prefixes: &[&str]) -> bool {
-    prefixes.iter().any(|p| text.starts_with(p))
-}
-
-fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = text.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &text[prefix.len()..])
-}
-
 fn capitalize(text: &str) -> String {
+    let text = text.trim();
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
@@ -183,6 +959,7 @@ fn name_for(text: &str) -> String {
 }
 
 /// Words that say nothing about what a memory is about.
+#[rustfmt::skip]
 const STOPWORDS: &[&str] = &[
     "the", "a", "an", "and", "or", "to", "of", "in", "on", "for", "with", "we", "i", "you", "is",
     "are", "be", "it", "that", "this", "our", "my", "use", "always", "never", "don't", "do", "not",
@@ -263,6 +1040,79 @@ mod tests {
             [(
                 MemoryType::User,
                 "I'm a data engineer and I work on the billing pipeline".to_owned()
+            )]
+        );
+    }
+
+    /// The issue's session (#21): each of these used to become a memory of its request sentence.
+    #[test]
+    fn requests_about_something_else_questions_and_reminders_keep_nothing() {
+        for prompt in [
+            "remember to drink some water, I'm a bit tired today",
+            "can you remember what we changed in the parser yesterday?",
+            "remember this stack trace for later:\nTypeError: x is undefined\n    at f (src/a.js:1:2)",
+            "Please remember this git log so you have it next time:\ncommit 3f2a9c1d5e\nAuthor: A <a@b.c>",
+            "Remember that trace I pasted earlier? Same thing again.",
+            "Remind me to call the bank at 3pm.",
+            "Don't forget to email Sam about the invoice tomorrow.",
+            "What if we always deployed on Fridays?",
+            "If I were the team lead I would never allow force pushes.",
+            "Don't touch the tests in this PR.",
+            "I prefer the first version you wrote.",
+            "We never figured out why the cache was stale.",
+            "Keep this log in mind while you debug:\n2026-11-23T10:12:44Z ERROR api: reset",
+        ] {
+            assert!(kinds(prompt).is_empty(), "{prompt}: {:?}", kinds(prompt));
+        }
+    }
+
+    #[test]
+    fn a_statement_announced_listed_or_pointed_back_at_is_kept() {
+        assert_eq!(
+            kinds("Remember this: production secrets live in Vault, never in .env files."),
+            [(
+                MemoryType::Project,
+                "Production secrets live in Vault, never in .env files".to_owned()
+            )]
+        );
+        assert_eq!(
+            kinds("For future reference:\n- the staging DB resets every Sunday\n- Alice owns auth"),
+            [
+                (
+                    MemoryType::Project,
+                    "The staging DB resets every Sunday".to_owned()
+                ),
+                (MemoryType::Project, "Alice owns auth".to_owned())
+            ]
+        );
+        assert_eq!(
+            kinds("The CI cache is keyed on the lockfile hash. Remember that!"),
+            [(
+                MemoryType::Project,
+                "The CI cache is keyed on the lockfile hash".to_owned()
+            )]
+        );
+        // What "that" points at is pasted: nothing.
+        assert!(kinds("Here:\n{\"a\": 1}\nRemember that.").is_empty());
+        assert_eq!(
+            kinds("From now on, write commit messages in the imperative mood."),
+            [(
+                MemoryType::Feedback,
+                "Write commit messages in the imperative mood".to_owned()
+            )]
+        );
+        assert_eq!(
+            kinds("Remember to always update the CHANGELOG when you touch a public API."),
+            [(
+                MemoryType::Feedback,
+                "Always update the CHANGELOG when you touch a public API".to_owned()
+            )]
+        );
+        assert_eq!(
+            kinds("We always squash-merge pull requests into main."),
+            [(
+                MemoryType::Project,
+                "We always squash-merge pull requests into main".to_owned()
             )]
         );
     }
