@@ -1,6 +1,8 @@
 //! `engram extract ID|PATH [--stage|--apply]`: extracts memories from a session's messages since
 //! its cursor, as the Stop hook does after each turn. `--json` prints the change set as
-//! `engram changes show` does (plus `"status"` and `"reason"` when nothing was proposed).
+//! `engram changes show` does (plus `"status"` and `"reason"` when nothing was proposed, and
+//! `"refused"` and `"redacted"`). Each secret replaced and each file refused is also one line
+//! on stderr, whatever the output.
 
 use memory_engine::config::DreamPolicy;
 use memory_engine::extract::{ExtractOptions, ExtractStatus};
@@ -47,6 +49,15 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         &options,
         &CancellationToken::new(),
     ))?;
+    for redacted in &outcome.redacted {
+        output::warning_line(&format!(
+            "{}: a secret ({}) was replaced by [REDACTED:{}]; it is not saved",
+            redacted.file, redacted.rule, redacted.rule
+        ));
+    }
+    for refused in &outcome.refused {
+        output::warning_line(&format!("{}: not saved: {}", refused.file, refused.reason));
+    }
     if context.json() {
         let mut json = match &outcome.change_set {
             Some(set) => serde_json::to_value(set)
@@ -60,6 +71,8 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             }),
         };
         json["refused"] = serde_json::to_value(&outcome.refused)
+            .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
+        json["redacted"] = serde_json::to_value(&outcome.redacted)
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         output::print_json(&json)?;
         return Ok(Status::Success);

@@ -326,3 +326,261 @@ fn offline_extraction_keeps_the_stated_fact_and_none_of_the_chatter_around_it() 
         assert!(!memory.contains(junk), "{junk}: {memory}");
     }
 }
+
+/// Realistic fake credentials, as gitleaks' rules find them (`secrets/samples.toml`).
+const GITHUB_TOKEN: &str = "ghp_XyorFAhaggUifQBHAGr0iRdUcM9c9njQdyk1";
+const AWS_KEY: &str = "AKIA4HCMINVYHRIH7UEE";
+
+/// Every file under `root` (its path included) that holds `secret`, in any case.
+fn holding(root: &std::path::Path, secret: &str) -> Vec<PathBuf> {
+    let secret = secret.to_lowercase();
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&fs::read(&path).unwrap_or_default()).to_lowercase();
+            if text.contains(&secret) || path.to_string_lossy().to_lowercase().contains(&secret) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Issue #20: "remember that my github token is ghp_…" put the token in the file name, the name,
+/// the description, the body and MEMORY.md, with no warning even with `--stage`. Now the staged
+/// set holds `[REDACTED:github-pat]` wherever the token was, its reasons and summary say so, a
+/// line on stderr says so, and nothing Engram wrote — staging, and once applied the memory dir
+/// and its history — holds the token.
+#[test]
+fn a_github_token_stated_in_a_session_is_staged_redacted_and_said_so() {
+    let s = Sandbox::in_project("token-staged").with_engram_home();
+    session(
+        &s,
+        &format!("Remember that my github token for the release bot is {GITHUB_TOKEN}."),
+    );
+    let out = s.run(&["extract", SESSION, "--stage", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let set: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(set["status"], "pending", "{set}");
+    assert!(
+        stderr(&out).contains("a secret (github-pat) was replaced by [REDACTED:github-pat]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        set["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("secrets redacted, never saved (github-pat)")),
+        "{set}"
+    );
+    let files = set["files"].as_array().expect("files");
+    assert_eq!(files.len(), 2, "{set}");
+    for file in files {
+        let name = file["file"].as_str().expect("file");
+        let after = file["after"].as_str().expect("after");
+        assert!(!name.to_lowercase().contains("ghp_"), "{name}");
+        assert!(after.contains("[REDACTED:github-pat]"), "{after}");
+        assert!(
+            file["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("secret redacted, never saved (github-pat)")),
+            "{file}"
+        );
+    }
+    let topic = files
+        .iter()
+        .find(|f| f["file"] != "MEMORY.md")
+        .expect("the topic file");
+    let text = topic["after"].as_str().expect("after");
+    assert!(
+        text.contains("name: My github token for the release\n")
+            && text.contains(
+                "description: My github token for the release bot is [REDACTED:github-pat]"
+            ),
+        "{text}"
+    );
+    assert_eq!(
+        set["redacted"],
+        json!([
+            {"file": topic["file"], "rule": "github-pat", "count": 2},
+            {"file": "MEMORY.md", "rule": "github-pat", "count": 1}
+        ]),
+        "{set}"
+    );
+    assert!(holding(&s.engram_home(), GITHUB_TOKEN).is_empty());
+    assert!(!s.memory_dir().exists(), "staged, nothing written");
+
+    s.json(&["changes", "apply", set["id"].as_str().expect("id")]);
+    let index = fs::read_to_string(s.memory_dir().join("MEMORY.md")).expect("applied");
+    assert!(index.contains("[REDACTED:github-pat]"), "{index}");
+    assert_eq!(
+        holding(&s.memory_dir(), GITHUB_TOKEN),
+        Vec::<PathBuf>::new()
+    );
+    assert_eq!(
+        holding(&s.engram_home(), GITHUB_TOKEN),
+        Vec::<PathBuf>::new()
+    );
+}
+
+/// The same for an AWS access key applied at once: the memory lands, redacted; the key is
+/// nowhere on disk (not even lowercased in a file name), and stderr names the rule.
+#[test]
+fn an_aws_key_stated_in_a_session_lands_redacted_and_is_nowhere_on_disk() {
+    let s = Sandbox::in_project("aws-applied").with_engram_home();
+    session(&s, &format!("Note that our AWS deploy key is {AWS_KEY}."));
+    let out = s.run(&["extract", SESSION]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("a secret (aws-access-token) was replaced by [REDACTED:aws-access-token]"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = s.memory_dir();
+    let names: Vec<String> = fs::read_dir(&dir)
+        .expect("applied")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let topic = names.iter().find(|n| *n != "MEMORY.md").expect("topic");
+    let text = fs::read_to_string(dir.join(topic)).expect("topic");
+    assert!(
+        text.contains("Our AWS deploy key is [REDACTED:aws-access-token]"),
+        "{text}"
+    );
+    assert_eq!(holding(&dir, AWS_KEY), Vec::<PathBuf>::new());
+    assert_eq!(holding(&s.engram_home(), AWS_KEY), Vec::<PathBuf>::new());
+}
+
+/// With a model, the agent's writes are scanned before anything is staged: a memory whose file
+/// name carries the key (lowercased, as a slug would) is refused with its index line, and a
+/// token in another memory's description and body, and in the index, is redacted. The run is
+/// reported on stderr, and in `--json` under "refused" and "redacted".
+#[test]
+fn secrets_a_model_writes_are_redacted_and_a_file_named_after_one_is_refused() {
+    let s = Sandbox::in_project("model-secrets").with_engram_home();
+    session(
+        &s,
+        &format!(
+            "Our AWS key is {AWS_KEY} and the release bot uses {GITHUB_TOKEN}; the mirror is at git.example.com."
+        ),
+    );
+    let key_file = format!("reference_aws_key_{}.md", AWS_KEY.to_lowercase());
+    let key_memory = format!(
+        "---\nname: AWS key\ndescription: The AWS key\ntype: reference\n---\n\n{AWS_KEY}\n"
+    );
+    let bot_memory = format!(
+        "---\nname: Release bot\ndescription: The release bot pushes to git.example.com with {GITHUB_TOKEN}\ntype: reference\n---\n\nThe release bot pushes to the mirror at git.example.com.\nToken: {GITHUB_TOKEN}\n"
+    );
+    let index = format!(
+        "- [AWS key]({key_file}) — the AWS key\n- [Release bot](reference_release_bot.md) — pushes with {GITHUB_TOKEN}\n"
+    );
+    let server = ScriptedServer::queue(vec![
+        Reply::json(wire::anthropic_tools(
+            &[
+                (
+                    "w1",
+                    "write",
+                    json!({"path": key_file, "content": key_memory}),
+                ),
+                (
+                    "w2",
+                    "write",
+                    json!({"path": "reference_release_bot.md", "content": bot_memory}),
+                ),
+                (
+                    "w3",
+                    "write",
+                    json!({"path": "MEMORY.md", "content": index}),
+                ),
+            ],
+            (1000, 200, 0, 0),
+        )),
+        Reply::json(wire::anthropic_text("Saved both.", (1100, 10, 0, 0))),
+    ]);
+    let out = with_model(
+        s.command(&["extract", SESSION, "--provider", "anthropic", "--json"]),
+        &server,
+    )
+    .output()
+    .expect("run");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let set: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let refused = set["refused"].as_array().expect("refused");
+    assert_eq!(refused.len(), 1, "{set}");
+    assert_eq!(
+        refused[0]["file"], "reference_aws_key_[REDACTED].md",
+        "{set}"
+    );
+    assert!(
+        refused[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("file name carries a secret")),
+        "{set}"
+    );
+    assert!(
+        stderr(&out).contains("reference_aws_key_[REDACTED].md: not saved")
+            && stderr(&out).contains("a secret (github-pat) was replaced"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = s.memory_dir();
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .expect("applied")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["MEMORY.md", "reference_release_bot.md"]);
+    let bot = fs::read_to_string(dir.join("reference_release_bot.md")).expect("bot");
+    assert!(
+        bot.contains("description: The release bot pushes to git.example.com with [REDACTED:github-pat]")
+            // gitleaks' generic rule finds "Token: …" first; either way it is gone.
+            && bot.contains("Token: [REDACTED:"),
+        "{bot}"
+    );
+    let index = fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    assert_eq!(
+        index,
+        "- [Release bot](reference_release_bot.md) — pushes with [REDACTED:github-pat]\n"
+    );
+    for secret in [AWS_KEY, GITHUB_TOKEN] {
+        assert_eq!(holding(&dir, secret), Vec::<PathBuf>::new(), "{secret}");
+        assert_eq!(
+            holding(&s.engram_home(), secret),
+            Vec::<PathBuf>::new(),
+            "{secret}"
+        );
+    }
+}
+
+/// The Stop hook's worker records what it redacted in `runs.jsonl`, and the record itself holds
+/// no secret.
+#[test]
+fn the_stop_hook_worker_records_the_redaction_in_its_run_log() {
+    let s = Sandbox::in_project("hook-secrets").with_engram_home();
+    let transcript = session(
+        &s,
+        &format!("Remember that the CI uses {GITHUB_TOKEN} to push tags."),
+    );
+    let out = s.run(&["hook", "stop-worker", &transcript.to_string_lossy()]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let log = fs::read_to_string(s.engram_home().join("extract/runs.jsonl")).expect("run log");
+    let run: Value = serde_json::from_str(log.lines().last().expect("a run")).expect("json");
+    let redacted = run["extract"]["Ok"]["redacted"]
+        .as_array()
+        .expect("redacted");
+    assert!(redacted.iter().any(|r| r["rule"] == "github-pat"), "{run}");
+    assert!(!log.contains(GITHUB_TOKEN), "{log}");
+}

@@ -15,6 +15,9 @@
 //!   memories and additions wait for no one), except protected changes — rewriting or deleting
 //!   an existing `user`/`feedback` memory — which wait for review; the project setting
 //!   `[extract.projects."<name>"] policy = "review"` (or `--stage`) stages everything.
+//! - Never a secret (`redaction`): before the change set is staged, every secret it would add
+//!   is replaced by `[REDACTED:<rule>]` and reported (`ExtractOutcome::redacted`, the change
+//!   reasons, the set's summary); a file whose name carries one is refused with its index line.
 //! - One extraction per session at a time (an exclusive lock per session in the data dir).
 
 #[rustfmt::skip]
@@ -22,6 +25,9 @@ mod lexicon;
 pub mod offline;
 mod pasted;
 pub mod quality;
+mod redaction;
+
+pub use redaction::RedactedSecret;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -92,6 +98,8 @@ pub struct ExtractOutcome {
     pub extractor: String,
     /// Files the extractor wrote that Engram refused to keep (what must never be saved).
     pub refused: Vec<RefusedFile>,
+    /// Secrets the extractor was about to write, replaced by `[REDACTED:<rule>]`.
+    pub redacted: Vec<RedactedSecret>,
 }
 
 /// A file an extraction wrote and Engram dropped, with why.
@@ -192,6 +200,7 @@ impl Engine {
                 change_set,
                 extractor: extractor.to_owned(),
                 refused: Vec::new(),
+                redacted: Vec::new(),
             };
         let extractor = if client.is_some() { "model" } else { "offline" };
         let mut set = match &client {
@@ -236,7 +245,9 @@ impl Engine {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        let refused = drop_forbidden(&mut set)?;
+        let mut refused = drop_forbidden(&mut set)?;
+        refused.extend(redaction::redact_change_set(&mut set)?);
+        let redacted = redaction::redactions(&mut set);
         if set.is_empty() {
             self.write_cursor(&session, last_uuid.as_deref())?;
             let mut nothing = outcome(ExtractStatus::Nothing, None, None, extractor);
@@ -253,11 +264,21 @@ impl Engine {
             nothing.refused = refused;
             return Ok(nothing);
         }
-        let summary = format!(
+        let mut summary = format!(
             "extracted from session {}: {}",
             short(&session),
             set.summary()
         );
+        if !redacted.is_empty() {
+            let mut rules: Vec<&str> = redacted.iter().map(|r| r.rule.as_str()).collect();
+            rules.sort_unstable();
+            rules.dedup();
+            let _ = write!(
+                summary,
+                "; secrets redacted, never saved ({})",
+                rules.join(", ")
+            );
+        }
         let staged =
             self.stage_change_set(&set, ChangeSource::Extract, &project, &summary, None)?;
         let staged = if policy == DreamPolicy::Auto {
@@ -266,12 +287,11 @@ impl Engine {
             staged
         };
         self.write_cursor(&session, last_uuid.as_deref())?;
-        Ok(outcome(
-            ExtractStatus::Extracted,
-            None,
-            Some(staged),
-            extractor,
-        ))
+        Ok(ExtractOutcome {
+            refused,
+            redacted,
+            ..outcome(ExtractStatus::Extracted, None, Some(staged), extractor)
+        })
     }
 
     fn prepare_extract(&self, path: &Path, options: &ExtractOptions) -> Result<Ready> {
@@ -314,6 +334,7 @@ impl Engine {
                 change_set: None,
                 extractor: extractor.to_owned(),
                 refused: Vec::new(),
+                redacted: Vec::new(),
             })))
         };
         if new_messages.is_empty() {
@@ -476,28 +497,34 @@ fn drop_forbidden(set: &mut ChangeSet) -> Result<Vec<RefusedFile>> {
         })
         .collect();
     for refused_file in &refused {
-        set.unstage(&refused_file.file);
-        let (index_file, link) =
-            crate::memdir::governing_index(set.root.as_path(), &refused_file.file);
-        if let Some(Some(staged)) = set.staged_content(&index_file) {
-            let (without, removed) = crate::index::remove_entry(staged, &link);
-            if removed {
-                let before = set
-                    .changes
-                    .iter()
-                    .find(|c| c.file == index_file)
-                    .and_then(|c| c.before.clone());
-                if before.as_deref() == Some(without.as_str())
-                    || (before.is_none() && without.trim().is_empty())
-                {
-                    set.unstage(&index_file);
-                } else {
-                    set.stage_write(&index_file, without, "index")?;
-                }
+        drop_file(set, &refused_file.file)?;
+    }
+    Ok(refused)
+}
+
+/// Drops `file`'s change from `set`, and its line from the staged index (the index itself is
+/// dropped if nothing else changed it).
+fn drop_file(set: &mut ChangeSet, file: &str) -> Result<()> {
+    set.unstage(file);
+    let (index_file, link) = crate::memdir::governing_index(set.root.as_path(), file);
+    if let Some(Some(staged)) = set.staged_content(&index_file) {
+        let (without, removed) = crate::index::remove_entry(staged, &link);
+        if removed {
+            let before = set
+                .changes
+                .iter()
+                .find(|c| c.file == index_file)
+                .and_then(|c| c.before.clone());
+            if before.as_deref() == Some(without.as_str())
+                || (before.is_none() && without.trim().is_empty())
+            {
+                set.unstage(&index_file);
+            } else {
+                set.stage_write(&index_file, without, "index")?;
             }
         }
     }
-    Ok(refused)
+    Ok(())
 }
 
 /// The prose of a message: what a person wrote or was told, without code blocks, tool output or
@@ -539,8 +566,16 @@ fn prose_text(text: &str) -> Option<String> {
 /// What the offline extractor keeps from a user's prompt `text`: the statements of its prose.
 pub fn offline_statements(text: &str) -> Vec<offline::Statement> {
     prose_text(text)
-        .map(|prose| offline::statements(&prose))
+        .map(|prose| statements_of(&prose))
         .unwrap_or_default()
+}
+
+/// The statements of `prose`, each with its secrets redacted before a memory is named after it.
+fn statements_of(prose: &str) -> Vec<offline::Statement> {
+    offline::statements(prose)
+        .into_iter()
+        .map(|s| offline::Statement::new(s.memory_type, redaction::redact_statement(&s.text)))
+        .collect()
 }
 
 /// At least three words of letters outside code: a sentence someone could mean.
@@ -573,7 +608,7 @@ fn plan_offline(
         let Some(prose) = prose_of(message) else {
             continue;
         };
-        for statement in offline::statements(&prose) {
+        for statement in statements_of(&prose) {
             let close = offline::close_memory(&statement, &existing).or_else(|| {
                 embedder.and_then(|embedder| close_by_meaning(embedder, &statement, &existing))
             });

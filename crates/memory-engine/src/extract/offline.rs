@@ -934,11 +934,18 @@ fn content_count(words: &[String]) -> usize {
 }
 
 fn statement(memory_type: MemoryType, text: String) -> Statement {
-    let text = crate::llm::clip(&text, 300);
-    Statement {
-        name: name_for(&text),
-        memory_type,
-        text,
+    Statement::new(memory_type, text)
+}
+
+impl Statement {
+    /// A statement of `text` (clipped to 300 characters), named after its first words.
+    pub fn new(memory_type: MemoryType, text: String) -> Statement {
+        let text = crate::llm::clip(&text, 300);
+        Statement {
+            name: name_for(&text),
+            memory_type,
+            text,
+        }
     }
 }
 

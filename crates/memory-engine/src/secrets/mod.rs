@@ -160,19 +160,31 @@ pub fn by_line(matches: &[SecretMatch]) -> Vec<(usize, Vec<&'static str>)> {
 /// `text` with every secret replaced by `[REDACTED:<rule>]`, and what was replaced. Secrets that
 /// overlap are replaced as one, named by the rule that found the first.
 pub fn redact(text: &str) -> (String, Vec<SecretMatch>) {
+    redact_where(text, |_| true)
+}
+
+/// [`redact`] of the secrets `pick` chooses, given each one's text: those a change adds, say,
+/// and not those its file held already.
+pub fn redact_where(text: &str, mut pick: impl FnMut(&str) -> bool) -> (String, Vec<SecretMatch>) {
     let mut found = find(text.as_bytes(), None, true);
     found.retain(|f| !f.secret.is_empty());
     found.sort_by_key(|f| (f.secret.start, std::cmp::Reverse(f.secret.end)));
     let mut out = String::with_capacity(text.len());
     let mut redacted = Vec::new();
     let mut at = 0;
+    // The end of the last secret left in place: what overlaps it stays too.
+    let mut kept_until = 0;
     for f in &found {
         // A byte range found in bytes mode may cut a UTF-8 character; widen it to whole ones.
         let start = floor_char_boundary(text, f.secret.start);
-        if start < at {
-            continue; // inside the previous replacement
+        if start < at || start < kept_until {
+            continue; // inside the previous replacement, or a secret left in place
         }
         let end = ceil_char_boundary(text, f.secret.end);
+        if !pick(&text[start..end]) {
+            kept_until = end;
+            continue;
+        }
         out.push_str(&text[at..start]);
         out.push_str(&format!("[REDACTED:{}]", f.rule));
         at = end;

@@ -106,6 +106,7 @@ describe("the Sessions tab", () => {
         changeSet: staged,
         extractor: "offline",
         refused: [],
+        redacted: [],
       }),
       change_set: () => staged,
     });
