@@ -463,10 +463,11 @@ fn an_aws_key_stated_in_a_session_lands_redacted_and_is_nowhere_on_disk() {
     assert_eq!(holding(&s.engram_home(), AWS_KEY), Vec::<PathBuf>::new());
 }
 
-/// With a model, the agent's writes are scanned before anything is staged: a memory whose file
-/// name carries the key (lowercased, as a slug would) is refused with its index line, and a
-/// token in another memory's description and body, and in the index, is redacted. The run is
-/// reported on stderr, and in `--json` under "refused" and "redacted".
+/// With a model, the conversation it is shown is redacted, and its writes are scanned before
+/// anything is staged: a memory whose file name carries the key (lowercased, as a slug would) is
+/// refused with its index line, and a token in another memory's description and body, and in the
+/// index, is redacted. The run is reported on stderr, and in `--json` under "refused" and
+/// "redacted".
 #[test]
 fn secrets_a_model_writes_are_redacted_and_a_file_named_after_one_is_refused() {
     let s = Sandbox::in_project("model-secrets").with_engram_home();
@@ -555,7 +556,11 @@ fn secrets_a_model_writes_are_redacted_and_a_file_named_after_one_is_refused() {
         index,
         "- [Release bot](reference_release_bot.md) — pushes with [REDACTED:github-pat]\n"
     );
+    // The model was never shown them: what it writes, it read somewhere else.
+    let asked = &server.requests()[0].body;
+    assert!(asked.contains("[REDACTED:aws-access-token]"), "{asked}");
     for secret in [AWS_KEY, GITHUB_TOKEN] {
+        assert!(!asked.contains(secret), "{secret} sent to the model");
         assert_eq!(holding(&dir, secret), Vec::<PathBuf>::new(), "{secret}");
         assert_eq!(
             holding(&s.engram_home(), secret),

@@ -574,7 +574,7 @@ pub fn offline_statements(text: &str) -> Vec<offline::Statement> {
 fn statements_of(prose: &str) -> Vec<offline::Statement> {
     offline::statements(prose)
         .into_iter()
-        .map(|s| offline::Statement::new(s.memory_type, redaction::redact_statement(&s.text)))
+        .map(|s| offline::Statement::new(s.memory_type, redaction::redact_text(&s.text)))
         .collect()
 }
 
@@ -749,7 +749,7 @@ fn brief(dir: &crate::memdir::MemoryDir, messages: &[Message]) -> Result<String>
         }
         let _ = write!(rendered, "\n[{}] ", message.role);
         if let Some(prose) = prose_of(message) {
-            rendered.push_str(prose.trim());
+            rendered.push_str(&redaction::redact_text(prose.trim()));
         }
         for tool in &message.tool_uses {
             let _ = write!(rendered, "\n(tool {}", tool.name);

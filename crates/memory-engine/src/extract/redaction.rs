@@ -10,7 +10,7 @@
 //! taken out, and the secret itself never lands. A file *name* cannot be redacted (its index line
 //! links to it, and brackets make no file name), so a file whose name carries a secret is refused
 //! whole, with its index line. The offline extractor redacts each statement before it names a
-//! file after it, so its memories keep theirs.
+//! file after it, so its memories keep theirs; a model is shown the conversation redacted.
 //!
 //! Only what the change adds is touched: a secret the file held before the extraction is the
 //! `secret` lint's business, not this run's. What was redacted is reported per file and rule
@@ -67,9 +67,10 @@ fn redact_new(before: Option<&str>, text: &str) -> (String, Vec<String>) {
     (out, secrets)
 }
 
-/// A statement's text with its secrets redacted: what the offline extractor names a memory
-/// after, so that no file name carries one.
-pub(super) fn redact_statement(text: &str) -> String {
+/// `text` with its secrets redacted: a statement the offline extractor names a memory after (so
+/// that no file name carries one), the conversation a model is shown (it cannot write what it
+/// never saw).
+pub(super) fn redact_text(text: &str) -> String {
     redact_new(None, text).0
 }
 
