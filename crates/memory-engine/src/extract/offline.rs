@@ -1124,6 +1124,32 @@ mod tests {
         );
     }
 
+    /// Text of any shape is read without a panic: multibyte characters where a rule slices,
+    /// lone punctuation, a long pasted block with no blank line.
+    #[test]
+    fn odd_text_is_read_without_a_panic() {
+        let long_block = format!("remember:\n{}", "some words here\n".repeat(20_000));
+        for prompt in [
+            "12é4-5 remember that",
+            "1é:3é",
+            "ééé: remember: é",
+            "İ remember that İstanbul is where the team sits",
+            "remember that\u{feff}",
+            ":",
+            "?",
+            "—",
+            "- ",
+            "1.",
+            "I'm",
+            "we",
+            "Remember that İ İ İ",
+            "never ",
+            long_block.as_str(),
+        ] {
+            let _ = statements(prompt);
+        }
+    }
+
     #[test]
     fn ordinary_prompts_and_code_give_nothing() {
         for prompt in [

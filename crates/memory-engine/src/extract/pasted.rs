@@ -120,7 +120,8 @@ fn is_commit_hash(word: &str) -> bool {
 /// "2026-11-23…", "10:12:44 …", "[2026-…", "[10:12:44]": the start of a log line.
 fn starts_with_timestamp(line: &str) -> bool {
     let line = line.trim_start_matches('[');
-    let digits = |s: &str, n: usize| s.len() >= n && s[..n].chars().all(|c| c.is_ascii_digit());
+    let digits =
+        |s: &str, n: usize| s.len() >= n && s.as_bytes()[..n].iter().all(u8::is_ascii_digit);
     let bytes = line.as_bytes();
     (digits(line, 4) && bytes.get(4) == Some(&b'-') && digits(line.get(5..).unwrap_or(""), 2))
         || (digits(line, 2)
@@ -182,11 +183,19 @@ pub fn prose_lines(text: &str) -> Vec<ProseLine> {
             after_pasted = true;
             continue;
         }
-        let block_end = lines[at..]
-            .iter()
-            .position(|l| l.trim().is_empty())
-            .map_or(lines.len(), |p| at + p);
-        if line.trim_end().ends_with(':') && at < block_end {
+        // Only an introduction looks ahead, and then skips what it looked at: linear in the text.
+        let block_end = || {
+            lines[at..]
+                .iter()
+                .position(|l| l.trim().is_empty())
+                .map_or(lines.len(), |p| at + p)
+        };
+        let block_end = if line.trim_end().ends_with(':') {
+            block_end()
+        } else {
+            at
+        };
+        if at < block_end {
             let following = &lines[at..block_end];
             if following.iter().any(|l| is_pasted_line(l)) {
                 // An introduction of pasted material: the material is never prose.

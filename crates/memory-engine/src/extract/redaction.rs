@@ -189,10 +189,10 @@ fn name_without_secrets(file: &str, secrets: &[String]) -> Option<String> {
     let (mut shown, found) = crate::secrets::redact(file);
     let mut carried = !found.is_empty();
     for secret in secrets {
-        let lower = shown.to_lowercase();
-        let wanted = secret.to_lowercase();
+        // ASCII case only: it keeps byte offsets, and secrets are ASCII.
+        let lower = shown.to_ascii_lowercase();
+        let wanted = secret.to_ascii_lowercase();
         if let Some(at) = lower.find(&wanted).filter(|_| wanted.len() >= 6) {
-            // Lowercasing keeps byte offsets for the ASCII a secret is made of.
             if shown.is_char_boundary(at) && shown.is_char_boundary(at + wanted.len()) {
                 shown.replace_range(at..at + wanted.len(), "[REDACTED]");
                 carried = true;
