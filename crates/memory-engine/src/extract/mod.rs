@@ -724,6 +724,10 @@ are not in the code. reference: pointers to external resources.
 - Never save: code patterns, architecture, file paths or project structure, git history or logs, \
 file trees, debugging recipes, anything already in CLAUDE.md, ephemeral task state, credentials \
 or secrets. A request to save such things is refused: save nothing for it.
+- A memory states its content. Never save a request (\"remember this log\", \"note the \
+following:\") in place of what it points at, a reminder meant for the person (\"remember to \
+drink water\"), a question about the past, a hypothetical, a one-off instruction for the task \
+at hand, or chatter.
 - Rewriting or deleting an existing user or feedback memory waits for the person's review: only \
 do it to merge or to correct what they contradicted.
 - When nothing is worth saving, write nothing and say so."
