@@ -8,7 +8,10 @@
 //!
 //! When a long-lived Engram (the desktop app, or `engram hook serve`) answers on the hook socket
 //! (`memory_engine::hooks::server`), the hook asks it and prints its answer — the same answer,
-//! from corpora kept in memory; otherwise it recalls itself. `config.toml` is read once.
+//! from corpora kept in memory; otherwise it recalls itself. A server that is not the user's
+//! own, does not say hello within a short part of the budget, or answers with anything but
+//! Engram's hook output is not printed from: the hook recalls itself (the module docs there say
+//! exactly what is checked and how the budget is shared). `config.toml` is read once.
 //!
 //! A hook must never get in the user's way, so this command always exits 0 and, on any failure
 //! (malformed stdin, an unreadable memory dir, a provider error) or when its time budget
@@ -19,7 +22,7 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use memory_engine::hooks::server::{ask_server, HookRequest};
+use memory_engine::hooks::server::HookRequest;
 use memory_engine::llm::CancellationToken;
 use memory_engine::Result;
 
@@ -225,7 +228,7 @@ fn prompt_context(
         model: overrides.model.clone(),
         claude_home: context.engine.claude_home(),
     };
-    match ask_server(&context.engine.hook_socket_path(), &request, remaining()) {
+    match context.engine.ask_hook_server(&request, remaining()) {
         Ok(Some(reply)) if reply.served => {
             if args.verbose {
                 output::error_line(&format!("hook: answered by Engram (pid {})", reply.pid));
@@ -237,9 +240,12 @@ fn prompt_context(
         }
         // Not this configuration's server, none running, or it failed: recall here.
         Ok(_) => {}
+        // Not answered in time, or not by this user's Engram: nothing from it is printed.
         Err(why) => {
             if args.verbose {
-                output::error_line(&format!("hook: the running Engram did not answer: {why}"));
+                output::error_line(&format!(
+                    "hook: recalling here, not asking the running Engram: {why}"
+                ));
             }
         }
     }
