@@ -15,15 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::{exit_code, stderr, stdout, Sandbox};
-
-fn is_root() -> bool {
-    // SAFETY-free: `id -u` rather than libc, as the tests have no libc dependency.
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
+use crate::support::{exit_code, is_root, stderr, stdout, Sandbox};
 
 /// A shell script run in a private user and mount namespace, where `mount` works without root.
 fn in_private_mounts(script: &str) -> Output {

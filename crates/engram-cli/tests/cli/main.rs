@@ -17,6 +17,7 @@ mod crash_applies;
 mod dream;
 mod extract;
 mod history;
+mod hook_socket;
 mod hostile;
 mod hostile_io;
 mod models;

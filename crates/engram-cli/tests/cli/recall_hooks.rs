@@ -17,20 +17,20 @@ use serde_json::{json, Value};
 
 /// A HOME with a Claude config dir, an Engram data dir and one project, `stockerly`; nothing
 /// from the real machine.
-fn sandbox() -> Sandbox {
+pub(crate) fn sandbox() -> Sandbox {
     Sandbox::in_project("stockerly").with_engram_home()
 }
 
 /// Fills the project's memory dir (as the binary resolves it) with a copy of the real
 /// `stockerly` memory.
-fn project_memory(s: &Sandbox) -> PathBuf {
+pub(crate) fn project_memory(s: &Sandbox) -> PathBuf {
     let dir = s.memory_dir();
     copy_tree(&real_memory("stockerly"), &dir);
     dir
 }
 
 /// The JSON a `UserPromptSubmit` hook gets on stdin.
-fn hook_input(s: &Sandbox, session: &str, prompt: &str) -> String {
+pub(crate) fn hook_input(s: &Sandbox, session: &str, prompt: &str) -> String {
     json!({
         "session_id": session,
         "transcript_path": s.claude().join("projects/x").join(format!("{session}.jsonl")),

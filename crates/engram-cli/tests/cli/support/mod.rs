@@ -300,6 +300,15 @@ pub fn bounded(mut command: Command, limit: Duration) -> Output {
     }
 }
 
+/// Whether the tests run as root, who can run a process as a second user (`nobody`).
+pub fn is_root() -> bool {
+    // `id -u` rather than libc, as the tests have no libc dependency.
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 pub fn exit_code(out: &Output) -> i32 {
     out.status.code().expect("exit code")
 }
