@@ -861,7 +861,7 @@ mod tests {
                 "six memories",
                 with_context(&format!(
                     "{CONTEXT_PREAMBLE}\n\n{}",
-                    vec![&context[CONTEXT_PREAMBLE.len() + 2..]; 2].join("\n\n")
+                    [&context[CONTEXT_PREAMBLE.len() + 2..]; 2].join("\n\n")
                 )),
             ),
             (
