@@ -1,47 +1,174 @@
-//! Recall quality on the labeled set (`bench/recall-set/`): recall@5, MRR and how many of the
-//! prompts nothing relates to inject nothing, per provider — `offline` (lexical), and `local`
-//! (hybrid with the real local model) when the model is installed.
+//! Recall quality on the labeled sets (`bench/recall-set/`, tuned on, and `bench/recall-heldout/`,
+//! never tuned on): recall@5, MRR and how many of the prompts nothing relates to inject nothing,
+//! and how many ordinary questions no memory answers (`bench/recall-questions.toml`, its tuning
+//! half asked in the first set's dirs, its held-out half in the second's) inject anything — per
+//! provider: `offline` (lexical), and `local` (hybrid with the real local model) when the model
+//! is installed. Then the relevance gate's trade-off: recall@5 against questions wrongly injected
+//! for neighbouring settings of its bars, the chosen one among them.
 
 use std::path::Path;
 
-use memory_engine::recall::quality::{self as recall_set, Measured, RECALL_SET};
-use memory_engine::recall::Selector;
+use memory_engine::recall::quality::{self as recall_set, HELDOUT_SET, RECALL_SET};
+use memory_engine::recall::{Bars, Selector};
 use memory_engine::Engine;
+
+/// The two halves: (name, labeled set, questions' half).
+const HALVES: [(&str, &str, &str); 2] = [
+    ("tuning", RECALL_SET, "tune"),
+    ("held out", HELDOUT_SET, "heldout"),
+];
+
+/// Recall@5 and the questions injected for one provider, gate setting and half.
+struct Point {
+    recall_at_5: f64,
+    injected: usize,
+    pairs: usize,
+}
+
+fn point(
+    runtime: &tokio::runtime::Runtime,
+    engine: &Engine,
+    selector: &Selector,
+    bars: &Bars,
+    (set, half): (&str, &str),
+) -> Point {
+    let measured = runtime.block_on(recall_set::measure_gated(
+        engine,
+        Path::new(set),
+        selector,
+        bars,
+    ));
+    let silence = runtime.block_on(recall_set::silence(
+        engine,
+        Path::new(set),
+        &recall_set::questions(half),
+        selector,
+        bars,
+    ));
+    Point {
+        recall_at_5: measured.overall.recall_at_5,
+        injected: silence.injected,
+        pairs: silence.pairs,
+    }
+}
+
+/// "23/210 (11.0 %)".
+fn injected(injected: usize, pairs: usize) -> String {
+    format!(
+        "{injected}/{pairs} ({:.1} %)",
+        100.0 * injected as f64 / pairs.max(1) as f64
+    )
+}
 
 pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     println!();
     println!(
-        "{:<9} {:<11} {:>7} {:>9} {:>6}  {:>13}",
-        "recall", "prompts", "n", "recall@5", "MRR", "none: silent"
+        "{:<9} {:<9} {:<11} {:>7} {:>9} {:>6}  {:>12}  {:>20}",
+        "recall", "set", "prompts", "n", "recall@5", "MRR", "none: silent", "questions injected"
     );
     for (name, selector) in selectors {
-        let measured: Measured =
-            runtime.block_on(recall_set::measure(engine, Path::new(RECALL_SET), selector));
-        let overall = &measured.overall;
-        println!(
-            "{:<9} {:<11} {:>7} {:>9.2} {:>6.2}  {:>10}/{}",
-            name,
-            "all",
-            overall.prompts,
-            overall.recall_at_5,
-            overall.mrr,
-            overall.none_silent,
-            overall.none
-        );
-        for (kind, quality) in &measured.by_kind {
-            if kind == "none" {
-                continue;
-            }
+        for (set_name, set, half) in HALVES {
+            let measured = runtime.block_on(recall_set::measure(engine, Path::new(set), selector));
+            let silence = runtime.block_on(recall_set::silence(
+                engine,
+                Path::new(set),
+                &recall_set::questions(half),
+                selector,
+                &Bars::CHOSEN,
+            ));
+            let overall = &measured.overall;
             println!(
-                "{:<9} {:<11} {:>7} {:>9.2} {:>6.2}",
-                name, kind, quality.prompts, quality.recall_at_5, quality.mrr
+                "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2}  {:>9}/{:<2}  {:>20}",
+                name,
+                set_name,
+                "all",
+                overall.prompts,
+                overall.recall_at_5,
+                overall.mrr,
+                overall.none_silent,
+                overall.none,
+                injected(silence.injected, silence.pairs)
             );
-        }
-        if std::env::var_os("ENGRAM_BENCH_MISSES").is_some() {
-            for miss in &measured.misses {
-                println!("    miss {miss}");
+            for (kind, quality) in &measured.by_kind {
+                if kind == "none" {
+                    continue;
+                }
+                println!(
+                    "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2}",
+                    name, set_name, kind, quality.prompts, quality.recall_at_5, quality.mrr
+                );
             }
+            if std::env::var_os("ENGRAM_BENCH_MISSES").is_some() {
+                for miss in &measured.misses {
+                    println!("    miss {miss}");
+                }
+                for injection in &silence.injections {
+                    println!("    injected {injection}");
+                }
+            }
+        }
+    }
+
+    // The gate's trade-off: each provider's own bars moved around the chosen ones.
+    let chosen = Bars::CHOSEN;
+    let offline_settings: Vec<(String, Bars)> =
+        [(1, 0.15), (2, 0.15), (2, 0.2), (2, 0.25), (2, 0.3)]
+            .into_iter()
+            .map(|(min_words, min_coverage)| {
+                let bars = Bars {
+                    min_words,
+                    min_coverage,
+                    // One word never counts on its own below the two-word bar's coverage.
+                    alone_coverage: if min_words == 1 {
+                        min_coverage
+                    } else {
+                        chosen.alone_coverage
+                    },
+                    ..chosen
+                };
+                let before = if min_words == 1 { " (before)" } else { "" };
+                let words = if min_words == 1 { "word" } else { "words" };
+                (
+                    format!("{min_words} {words}, {:.0} %{before}", min_coverage * 100.0),
+                    bars,
+                )
+            })
+            .collect();
+    let local_settings: Vec<(String, Bars)> = [3.5, 4.0, 4.5, 5.0, 5.5]
+        .into_iter()
+        .map(|prompt| {
+            (
+                format!("best memory {prompt}σ, each {}σ", chosen.memory),
+                Bars { prompt, ..chosen },
+            )
+        })
+        .collect();
+    println!();
+    println!("relevance gate: recall@5 against ordinary questions wrongly injected (* = chosen)");
+    println!(
+        "{:<9} {:<34} {:>9} {:>20}   {:>9} {:>20}",
+        "recall", "gate", "tuning", "injected", "held out", "injected"
+    );
+    for (name, selector) in selectors {
+        let settings = if matches!(selector, Selector::Semantic(_)) {
+            &local_settings
+        } else {
+            &offline_settings
+        };
+        for (label, bars) in settings {
+            let tuning = point(&runtime, engine, selector, bars, (RECALL_SET, "tune"));
+            let held_out = point(&runtime, engine, selector, bars, (HELDOUT_SET, "heldout"));
+            let mark = if *bars == chosen { "*" } else { " " };
+            println!(
+                "{:<9} {mark}{:<33} {:>9.2} {:>20}   {:>9.2} {:>20}",
+                name,
+                label,
+                tuning.recall_at_5,
+                injected(tuning.injected, tuning.pairs),
+                held_out.recall_at_5,
+                injected(held_out.injected, held_out.pairs)
+            );
         }
     }
     Ok(())

@@ -295,8 +295,11 @@ pub struct Scored {
     pub score: f64,
     /// The share of the query's IDF weight this document matched, in 0..=1.
     pub coverage: f64,
-    /// The query's words the document contains (as the query has them), in query order.
+    /// The query's words the document contains (as the query has them), in query order, one
+    /// per distinct term.
     pub matched: Vec<String>,
+    /// The query's distinct terms (stop words left out), known to the index or not.
+    pub query_terms: usize,
 }
 
 impl Bm25Index {
@@ -388,6 +391,7 @@ impl Bm25Index {
         // around a pasted log or stack trace is about the question, not diluted by every path,
         // hash and number in the paste.
         let total_idf = total_idf.min(COVERAGE_WEIGHT_CAP * self.idf(0));
+        let query_terms = known.len() + unknown.len();
         let mut scored: Vec<Scored> = Vec::new();
         for (i, doc) in self.docs.iter().enumerate() {
             let mut score = 0.0;
@@ -426,6 +430,7 @@ impl Bm25Index {
                         0.0
                     },
                     matched,
+                    query_terms,
                 });
             }
         }
@@ -485,6 +490,7 @@ mod tests {
         let expected = 2.0 * seen_once / (2.0 * seen_once + never);
         assert!((hits[0].coverage - expected).abs() < 1e-9, "{hits:?}");
         assert_eq!(hits[0].matched, ["stripe", "webhook"]);
+        assert_eq!(hits[0].query_terms, 3);
         let hits = index.search("stripe stripe");
         assert!((hits[0].coverage - 1.0).abs() < 1e-9, "repeats count once");
 

@@ -35,6 +35,8 @@ const BODY_WEIGHT: f64 = 0.5;
 const BODY_BYTES: usize = 4096;
 /// Body characters embedded for a memory without a description.
 const EMBED_BODY_CHARS: usize = 300;
+/// Body characters recall embeds after a memory's name and description.
+const RECALL_BODY_CHARS: usize = 400;
 /// At most this many dirs are kept warm; the least recently used goes first.
 const MAX_WARM: usize = 32;
 
@@ -49,7 +51,7 @@ pub struct Corpus {
     pub bodies: Vec<String>,
     /// BM25F over name, file name, description and body, in `headers` order.
     pub lexical: Bm25Index,
-    /// Each file's vector, in `headers` order, from the embedder named.
+    /// Each file's vector of [`recall_text`], in `headers` order, from the embedder named.
     vectors: Mutex<Option<(String, Vectors)>>,
 }
 
@@ -91,8 +93,8 @@ impl Corpus {
         })
     }
 
-    /// `embedder`'s vector of each file, in `headers` order (computed once per corpus and
-    /// embedder, from the embedding cache where it has them).
+    /// `embedder`'s vector of each file's [`recall_text`], in `headers` order (computed once per
+    /// corpus and embedder, from the embedding cache where it has them).
     pub fn vectors(&self, embedder: &dyn Embedder) -> Result<Vectors> {
         if let Some((id, vectors)) = self.vectors.lock().ok().as_deref().and_then(Option::as_ref) {
             if id == embedder.id() {
@@ -103,7 +105,7 @@ impl Corpus {
             .headers
             .iter()
             .zip(&self.bodies)
-            .map(|(h, body)| embedding_text(h, body))
+            .map(|(h, body)| recall_text(h, body))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = Arc::new(embedder.embed(&refs)?);
@@ -138,6 +140,32 @@ pub fn embedding_text_of(
         Some(description) => format!("{name}: {description}"),
         None => format!("{name}: {}", cut(body, EMBED_BODY_CHARS)),
     }
+}
+
+/// What recall compares a prompt with: the memory's name and description, then the start of its
+/// body — a prompt often asks about what the body says (on the labeled set, the body added to
+/// name and description separates the relevant memories from ordinary questions' best matches
+/// clearly better: at the similarity only 5 % of those questions reach, 54 of 68 prompts still
+/// find a memory, against 45 without it). Memory-to-memory comparisons (the dream's
+/// near-duplicates, extraction) keep [`embedding_text`].
+pub fn recall_text(header: &MemoryHeader, body: &str) -> String {
+    let name = header.name.as_deref().unwrap_or(&header.file);
+    let body = cut_chars(body.trim(), RECALL_BODY_CHARS);
+    match header
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+    {
+        Some(description) => format!("{name}: {description}\n{body}"),
+        None => format!("{name}: {body}"),
+    }
+}
+
+/// The first `max` characters of `text`.
+fn cut_chars(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
 }
 
 fn cut(text: &str, max: usize) -> &str {
@@ -185,9 +213,9 @@ pub struct EmbedReport {
     pub source: String,
     /// Memory files in the dir.
     pub files: usize,
-    /// Vectors computed now.
+    /// Memories whose vectors were computed now (any of their texts).
     pub embedded: usize,
-    /// Vectors that were cached already.
+    /// Memories whose vectors were all cached already.
     pub cached: usize,
     /// Stopped by the caller before the end.
     pub cancelled: bool,
@@ -224,27 +252,23 @@ pub fn embed_dir(
             report.cancelled = true;
             break;
         }
-        let texts: Vec<String> = step
+        // Each memory's two texts: what recall compares with prompts, and what dreams and
+        // extraction compare memories by.
+        let texts: Vec<[String; 2]> = step
             .iter()
             .map(|h| {
-                // The body is read only when the text needs it (no description).
-                let body = if h
-                    .description
-                    .as_deref()
-                    .is_some_and(|d| !d.trim().is_empty())
-                {
-                    String::new()
-                } else {
-                    read_body(root, &h.file)
-                };
-                embedding_text(h, &body)
+                let body = read_body(root, &h.file);
+                [recall_text(h, &body), embedding_text(h, &body)]
             })
             .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let cached = refs.iter().filter(|t| embedder.is_cached(t)).count();
+        let refs: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+        let cached = texts
+            .iter()
+            .filter(|pair| pair.iter().all(|t| embedder.is_cached(t)))
+            .count();
         embedder.embed(&refs)?;
         report.cached += cached;
-        report.embedded += refs.len() - cached;
+        report.embedded += texts.len() - cached;
         progress(EmbedProgress {
             done: report.cached + report.embedded,
             total,

@@ -1,14 +1,18 @@
-//! Recall quality on the labeled set (`bench/recall-set/`, see `testing::recall_set`): the
-//! figures `make bench` prints, held above the floors the product promises, so a ranking change
-//! that loses memories fails here rather than in a user's prompt.
+//! Recall quality on the labeled sets (`bench/recall-set/`, the held-out `bench/recall-heldout/`)
+//! and silence on ordinary questions no memory answers (`bench/recall-questions.toml`; see
+//! `recall::quality`): the figures `make bench` prints, held above the floors the product
+//! promises, so a ranking or gate change that loses memories — or injects them into prompts
+//! nothing relates to — fails here rather than in a user's prompt.
 
 use std::path::Path;
 
 use memory_engine::config::LlmOverrides;
 use memory_engine::embed::cosine;
 use memory_engine::llm::{CancellationToken, ProviderKind};
-use memory_engine::recall::quality::{self as recall_set, Measured, RECALL_SET};
-use memory_engine::recall::{RecallRequest, Selector};
+use memory_engine::recall::quality::{
+    self as recall_set, Measured, Silence, HELDOUT_SET, RECALL_SET,
+};
+use memory_engine::recall::{Bars, RecallRequest, Selector};
 use memory_engine::testing::fixtures::{self, TempMemoryDir};
 use memory_engine::testing::{Reply, ScriptedServer};
 use memory_engine::{Engine, Environment};
@@ -25,6 +29,35 @@ fn report(name: &str, measured: &Measured) -> String {
     text
 }
 
+fn silence_report(name: &str, silence: &Silence) -> String {
+    let mut text = format!(
+        "{name}: {} of {} (question, dir) pairs injected\n",
+        silence.injected, silence.pairs
+    );
+    for injection in &silence.injections {
+        text.push_str(&format!("  {injection}\n"));
+    }
+    text
+}
+
+/// Asks each half of the questions in its set's dirs: the tuning half in `bench/recall-set`,
+/// the held-out half in `bench/recall-heldout`.
+async fn silences(engine: &Engine, selector: &Selector) -> [(String, Silence); 2] {
+    let mut out = Vec::new();
+    for (half, set) in [("tune", RECALL_SET), ("heldout", HELDOUT_SET)] {
+        let silence = recall_set::silence(
+            engine,
+            Path::new(set),
+            &recall_set::questions(half),
+            selector,
+            &Bars::CHOSEN,
+        )
+        .await;
+        out.push((half.to_owned(), silence));
+    }
+    out.try_into().expect("two halves")
+}
+
 #[tokio::test]
 async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates() {
     let fx = TempMemoryDir::new("recall-quality");
@@ -32,15 +65,73 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let text = report("lexical", &measured);
     println!("{text}");
     assert!(measured.overall.prompts >= 60, "{text}");
-    assert!(measured.overall.recall_at_5 >= 0.6, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.5, "{text}");
     assert!(measured.overall.none >= 6, "{text}");
-    assert!(
-        measured.overall.none_silent * 6 >= measured.overall.none * 5,
+    assert_eq!(
+        measured.overall.none_silent, measured.overall.none,
         "{text}"
     );
-    assert!(measured.by_kind["keyword"].recall_at_5 >= 0.9, "{text}");
+    assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
     // A pasted log does not drown the question around it.
     assert!(measured.by_kind["long"].recall_at_5 >= 0.66, "{text}");
+
+    let heldout = recall_set::measure(&fx.engine, Path::new(HELDOUT_SET), &Selector::Lexical).await;
+    let text = report("lexical, held out", &heldout);
+    println!("{text}");
+    assert!(heldout.overall.prompts >= 60, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.45, "{text}");
+    assert!(heldout.by_kind["keyword"].recall_at_5 >= 0.85, "{text}");
+    assert!(
+        heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
+        "{text}"
+    );
+}
+
+/// Ordinary programming questions share words with any memory dir ("script", "test", "change",
+/// "strict"); one shared word must not inject a memory. Before the relevance gate, 47 % of the
+/// tuning (question, dir) pairs injected offline ("what does set -euo pipefail do in a bash
+/// script?" got `feedback_no_notebooks.md` for the word "script").
+#[tokio::test]
+async fn ordinary_questions_inject_nothing_offline() {
+    let fx = TempMemoryDir::new("recall-silence");
+    for (half, silence) in silences(&fx.engine, &Selector::Lexical).await {
+        let text = silence_report(&format!("offline, {half}"), &silence);
+        println!("{text}");
+        assert!(silence.pairs >= 200, "{text}");
+        assert!(silence.rate() <= 0.12, "{text}");
+    }
+    let pipefail = fx
+        .engine
+        .recall(
+            &Path::new(RECALL_SET).join("datapipe"),
+            &RecallRequest {
+                query: "What does set -euo pipefail do in a bash script?".into(),
+                ..RecallRequest::default()
+            },
+            &Selector::Lexical,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("recall");
+    assert!(pipefail.results.is_empty(), "{:?}", pipefail.results);
+    let script = pipefail
+        .passed_over
+        .iter()
+        .find(|p| p.file == "feedback_no_notebooks.md")
+        .expect("the word `script` matched");
+    assert_eq!(
+        script.verdict,
+        "shares 1 of the prompt's 5 words (16 % of its weight); needs 2 words and 20 %, or 40 % \
+         alone"
+    );
+    assert!(
+        pipefail
+            .gate
+            .as_deref()
+            .is_some_and(|g| g.contains("2 of the prompt's words")),
+        "{:?}",
+        pipefail.gate
+    );
 }
 
 /// An engine whose models dir is the real model's (`None`: not installed here, skip).
@@ -97,10 +188,19 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     println!("{text}");
-    assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
-    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.75, "{text}");
+    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.55, "{text}");
+    assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
+    assert_eq!(
+        measured.overall.none_silent, measured.overall.none,
+        "{text}"
+    );
+    let heldout = recall_set::measure(&engine, Path::new(HELDOUT_SET), &local).await;
+    let text = report("local, held out", &heldout);
+    println!("{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.68, "{text}");
     assert!(
-        measured.overall.none_silent * 6 >= measured.overall.none * 5,
+        heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
         "{text}"
     );
 
@@ -118,8 +218,14 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
                 .count()
         })
         .sum();
-    let prompts = recall_set::load(Path::new(RECALL_SET)).len();
-    assert_eq!(cached, memories + prompts);
+    let heldout_memories: usize = recall_set::dirs(Path::new(HELDOUT_SET))
+        .iter()
+        .map(|dir| std::fs::read_dir(dir).expect("dir").count() - 1)
+        .sum();
+    let prompts = recall_set::load(Path::new(RECALL_SET)).len()
+        + recall_set::load(Path::new(HELDOUT_SET)).len();
+    // Plus the 40 unrelated texts that calibrate the model's similarity.
+    assert_eq!(cached, memories + heldout_memories + prompts + 40);
     let file = fx
         .temp
         .path()
@@ -134,6 +240,47 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &local_again).await;
     assert_eq!(measured_again.overall, measured.overall);
     assert_eq!(again.embeddings().cache().expect("cache").len(), cached);
+}
+
+/// The local gate: a prompt passes on a memory standing out from the model's similarity for
+/// unrelated text. Before it, any memory at similarity 0.2 (or sharing one word) was related, and
+/// 60 % of the tuning (question, dir) pairs injected.
+#[tokio::test]
+async fn ordinary_questions_inject_nothing_with_the_local_model() {
+    let fx = TempMemoryDir::new("recall-silence-local");
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let local = Selector::Semantic(engine.embeddings().clone());
+    for (half, silence) in silences(&engine, &local).await {
+        let text = silence_report(&format!("local, {half}"), &silence);
+        println!("{text}");
+        assert!(silence.rate() <= 0.06, "{text}");
+    }
+    let report = engine
+        .recall(
+            &Path::new(RECALL_SET).join("datapipe"),
+            &RecallRequest {
+                query: "Write a quick function that parses these rows into dicts".into(),
+                ..RecallRequest::default()
+            },
+            &local,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("recall");
+    let hints = report
+        .results
+        .iter()
+        .find(|r| r.file == "feedback_type_hints.md")
+        .expect("the type hints memory");
+    let verdict = hints.verdict.as_deref().expect("verdict");
+    assert!(
+        verdict.starts_with("similarity ") && verdict.contains("σ over unrelated text; needs 1.5σ"),
+        "{verdict}"
+    );
+    let gate = report.gate.as_deref().expect("gate");
+    assert!(gate.contains("all-MiniLM-L6-v2"), "{gate}");
 }
 
 #[tokio::test]

@@ -1,17 +1,13 @@
 //! The offline selector: the corpus's BM25F index (name ×2, file name ×1.5, description ×1, body
 //! ×0.5 — the words a memory shows only in its text still count, less than the words that say
-//! what it is), then the shared cut in [`choose`].
+//! what it is), the relevance gate's lexical verdict ([`gate::LexicalEvidence`]), then the shared
+//! cut in [`choose`].
 
+use super::gate::{self, Bars, LexicalEvidence};
 use super::{PassedOver, PassedOverWhy, Selected};
 use crate::corpus::Corpus;
 use crate::scan::MemoryHeader;
 
-/// A memory that matches less than this share of the prompt's weight (IDF) is not about the
-/// prompt: one incidental shared word in a long prompt does not make a memory relevant, and a
-/// prompt nothing relates to injects nothing. Measured on the labeled set (`make bench`): 0.15
-/// keeps every keyword match and silences every unrelated prompt; 0.2 starts losing
-/// inferences.
-pub(super) const MIN_COVERAGE: f64 = 0.15;
 /// Matches scoring below this fraction of the best are noise next to it.
 pub(super) const RELATIVE_FLOOR: f64 = 0.25;
 
@@ -20,28 +16,43 @@ pub(super) struct Ranked {
     pub index: usize,
     pub score: f64,
     pub reason: String,
-    /// Below the selector's own bar of relevance: never chosen, reported as unrelated.
+    /// What it shares with the prompt word for word (`None`: nothing).
+    pub lexical: Option<LexicalEvidence>,
+    /// Below the gate: never chosen, reported as unrelated.
     pub unrelated: bool,
+    /// The gate's verdict in words.
+    pub verdict: String,
 }
 
-/// The offered files of `corpus` sharing a word with `query`, best first.
-pub(super) fn rank(corpus: &Corpus, query: &str, offered: &[bool]) -> Vec<Ranked> {
+/// The offered files of `corpus` sharing a word with `query`, best first, each with the offline
+/// gate's verdict.
+pub(super) fn rank(corpus: &Corpus, query: &str, offered: &[bool], bars: &Bars) -> Vec<Ranked> {
     corpus
         .lexical
         .search(query)
         .into_iter()
         .filter(|hit| offered[hit.doc])
-        .map(|hit| Ranked {
-            index: hit.doc,
-            score: hit.score,
-            reason: format!("matched: {}", hit.matched.join(", ")),
-            unrelated: hit.coverage < MIN_COVERAGE,
+        .map(|hit| {
+            let evidence = LexicalEvidence {
+                words: hit.matched.len(),
+                prompt_words: hit.query_terms,
+                coverage: hit.coverage,
+            };
+            Ranked {
+                index: hit.doc,
+                score: hit.score,
+                reason: format!("matched: {}", hit.matched.join(", ")),
+                lexical: Some(evidence),
+                unrelated: !evidence.passes(bars),
+                verdict: evidence.verdict(bars),
+            }
         })
         .collect()
 }
 
-/// Takes up to `limit` of `ranked` (best first): never one the selector found unrelated, nor one
-/// under [`RELATIVE_FLOOR`] of the best related score; every other match is passed over, with why.
+/// Takes up to `limit` of `ranked` (best first): never one the gate found unrelated, nor one
+/// under [`RELATIVE_FLOOR`] of the best related score; every other match is passed over, with
+/// why.
 pub(super) fn choose(
     candidates: &[MemoryHeader],
     ranked: Vec<Ranked>,
@@ -67,6 +78,7 @@ pub(super) fn choose(
                 index: ranked.index,
                 score: Some(score),
                 reason: ranked.reason,
+                verdict: Some(ranked.verdict),
             });
             continue;
         };
@@ -78,7 +90,13 @@ pub(super) fn choose(
             score,
             reason: ranked.reason,
             why,
+            verdict: ranked.verdict,
         });
     }
     (selected, passed_over)
+}
+
+/// The gate's rule for offline recall, in words.
+pub(super) fn rule(bars: &Bars) -> String {
+    gate::lexical_rule(bars)
 }

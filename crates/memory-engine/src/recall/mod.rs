@@ -12,8 +12,10 @@
 //!      structured output `{"selected_memories": [...]}`; names not exactly in the manifest are
 //!      dropped (and reported as rejected);
 //!    - offline ([`lexical`]): BM25F over each file's name, file name, description and body,
-//!      stemmed; a file matching too little of the prompt's weight is unrelated, one
-//!      scoring under a quarter of the best is noise, and neither is chosen.
+//!      stemmed; local ([`semantic`]): that, combined with sentence-vector similarity. Either
+//!      way the relevance gate ([`gate`]) decides which files are about the prompt at all — so
+//!      a prompt nothing relates to injects nothing — and says why for each; one scoring under
+//!      a quarter of the best is noise, and neither is chosen.
 //! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
 //!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
 //!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
@@ -44,10 +46,13 @@ use crate::memory_type::MemoryType;
 use crate::scan::{manifest_line, MemoryHeader};
 use crate::staleness::{age_label, memory_age_days, staleness_caveat};
 
+pub mod gate;
 mod lexical;
 #[cfg(any(test, feature = "test-support"))]
 pub mod quality;
 mod semantic;
+
+pub use gate::Bars;
 
 /// At most this many memories per recall.
 pub const MAX_SELECTED: usize = 5;
@@ -123,6 +128,9 @@ pub struct RecallResult {
     pub score: Option<f64>,
     /// Why it was chosen, for a person: the terms that matched, or the model that chose it.
     pub reason: String,
+    /// The relevance gate's verdict in words: what it shares with the prompt against what the
+    /// gate needs (`None` when a model chose).
+    pub verdict: Option<String>,
     /// The rough token cost of this memory's injected block ([`approx_tokens`] of
     /// [`RecallResult::context_block`]).
     #[cfg_attr(feature = "ts", ts(type = "number"))]
@@ -198,6 +206,8 @@ pub struct RecallReport {
     /// Why the asked selector could not run and a simpler one ranked instead (e.g. the local
     /// model is not installed: ranked lexically).
     pub degraded: Option<String>,
+    /// The relevance gate's rule in words, as it applied (`None` when a model chose).
+    pub gate: Option<String>,
 }
 
 /// An offline match left out of the results.
@@ -213,6 +223,8 @@ pub struct PassedOver {
     /// The query terms it matched, as in [`RecallResult::reason`].
     pub reason: String,
     pub why: PassedOverWhy,
+    /// The relevance gate's verdict in words, as in [`RecallResult::verdict`].
+    pub verdict: String,
 }
 
 /// Why an offline match was left out.
@@ -224,7 +236,7 @@ pub enum PassedOverWhy {
     BelowFloor,
     /// Better matches filled the limit.
     OverLimit,
-    /// It shares too little with the prompt to be about it.
+    /// The relevance gate found it is not about the prompt.
     Unrelated,
 }
 
@@ -393,6 +405,7 @@ struct Selected {
     index: usize,
     score: Option<f64>,
     reason: String,
+    verdict: Option<String>,
 }
 
 impl Engine {
@@ -404,6 +417,19 @@ impl Engine {
         memory_dir: &Path,
         request: &RecallRequest,
         selector: &Selector,
+        cancel: &CancellationToken,
+    ) -> Result<RecallReport> {
+        self.recall_gated(memory_dir, request, selector, &Bars::CHOSEN, cancel)
+            .await
+    }
+
+    /// [`Engine::recall`] with the relevance gate's bars at `bars` (the benchmark's trade-off).
+    pub async fn recall_gated(
+        &self,
+        memory_dir: &Path,
+        request: &RecallRequest,
+        selector: &Selector,
+        bars: &Bars,
         cancel: &CancellationToken,
     ) -> Result<RecallReport> {
         let client = match selector {
@@ -437,6 +463,7 @@ impl Engine {
             skipped: None,
             unreadable: Vec::new(),
             degraded: None,
+            gate: None,
         };
         let surfaced = match &request.session {
             Some(id) => self.surfaced(id)?,
@@ -482,22 +509,27 @@ impl Engine {
 
         let selected = match &client {
             None => {
-                let mut ranked = lexical::rank(&corpus, &request.query, &offered);
+                let mut ranked = lexical::rank(&corpus, &request.query, &offered, bars);
+                report.gate = Some(lexical::rule(bars));
                 if let Selector::Semantic(embedder) = selector {
                     let embedder = Arc::clone(embedder);
                     let query = request.query.clone();
                     let corpus = Arc::clone(&corpus);
                     let offered = offered.clone();
                     let lexical = ranked;
+                    let bars = *bars;
                     // Without the model, recall still works: lexically, and says so.
                     let (outcome, lexical) = blocking(move || {
                         let outcome =
-                            semantic::rank(&*embedder, &corpus, &query, &lexical, &offered);
+                            semantic::rank(&*embedder, &corpus, &query, &lexical, &offered, &bars);
                         Ok((outcome, lexical))
                     })
                     .await?;
                     ranked = match outcome {
-                        Ok(semantic) => semantic,
+                        Ok((semantic, rule)) => {
+                            report.gate = Some(rule);
+                            semantic
+                        }
                         Err(e) => {
                             report.degraded = Some(format!("{e}; ranked lexically"));
                             lexical
@@ -541,6 +573,7 @@ impl Engine {
                             index,
                             score: None,
                             reason: format!("selected by {}", client.model()),
+                            verdict: None,
                         }),
                         Some(_) => {}
                         None => report.rejected.push(name.to_owned()),
@@ -552,9 +585,9 @@ impl Engine {
         };
 
         let root = memory_dir.to_path_buf();
-        let chosen: Vec<(MemoryHeader, Option<f64>, String)> = selected
+        let chosen: Vec<(MemoryHeader, Selected)> = selected
             .into_iter()
-            .map(|s| (corpus.headers[s.index].clone(), s.score, s.reason))
+            .map(|s| (corpus.headers[s.index].clone(), s))
             .collect();
         report.results = blocking(move || Ok(read_results(&root, chosen, now))).await?;
         Ok(finish(report, started))
@@ -631,12 +664,12 @@ fn absolute_in(memory_dir: &Path, file: &str) -> PathBuf {
 /// Claude Code skips it.
 fn read_results(
     root: &Path,
-    chosen: Vec<(MemoryHeader, Option<f64>, String)>,
+    chosen: Vec<(MemoryHeader, Selected)>,
     now: SystemTime,
 ) -> Vec<RecallResult> {
     chosen
         .into_iter()
-        .filter_map(|(mut header, score, reason)| {
+        .filter_map(|(mut header, selected)| {
             // Dated now: a kept corpus may have been read days ago.
             header.days = memory_age_days(header.mtime, now);
             header.age = age_label(header.days);
@@ -652,8 +685,9 @@ fn read_results(
                 content,
                 path,
                 truncated,
-                score,
-                reason,
+                score: selected.score,
+                reason: selected.reason,
+                verdict: selected.verdict,
                 tokens: 0,
             };
             result.tokens = approx_tokens(&result.context_block());

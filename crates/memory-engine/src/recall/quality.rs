@@ -5,10 +5,17 @@
 //! (a question around a pasted log or stack trace) or `none` (nothing in the dir is relevant, so
 //! nothing should be injected; one of them around a pasted traceback).
 //!
+//! A second set written apart from it, `bench/recall-heldout/` (a mobile app, a platform team, a
+//! clinic booking app), is never tuned on: it says how the numbers hold on memories and prompts
+//! nobody looked at while choosing the relevance gate's bars. And `bench/recall-questions.toml`
+//! holds ordinary programming questions no memory answers, split into a `tune` and a `heldout`
+//! half: every one asked in every dir of the matching set must inject nothing.
+//!
 //! [`measure`] runs recall on every prompt and scores it: recall@5 (the share of a prompt's
 //! relevant memories among its results, averaged over prompts with any), MRR (one over the rank
-//! of the first relevant result) and how many `none` prompts injected nothing. `make bench`
-//! prints these per provider; the engine's tests hold the lexical figures above their floors.
+//! of the first relevant result) and how many `none` prompts injected nothing; [`silence`]
+//! counts the questions that injected. `make bench` prints these per provider and gate setting;
+//! the engine's tests hold them above their floors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,11 +23,110 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{RecallRequest, Selector};
+use super::{Bars, RecallRequest, Selector};
 use crate::engine::Engine;
 
 /// Where the set lives in the repository.
 pub const RECALL_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/recall-set");
+/// The held-out set.
+pub const HELDOUT_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/recall-heldout");
+/// The ordinary questions no memory answers.
+pub const QUESTIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../bench/recall-questions.toml"
+);
+
+/// One question no memory answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Question {
+    pub topic: String,
+    /// `tune` or `heldout`.
+    pub half: String,
+    pub text: String,
+}
+
+#[derive(Deserialize)]
+struct QuestionsFile {
+    question: Vec<Question>,
+}
+
+/// The questions of `half` (`tune` or `heldout`).
+pub fn questions(half: &str) -> Vec<Question> {
+    let text =
+        std::fs::read_to_string(QUESTIONS).unwrap_or_else(|e| panic!("read {QUESTIONS}: {e}"));
+    toml::from_str::<QuestionsFile>(&text)
+        .unwrap_or_else(|e| panic!("{QUESTIONS}: {e}"))
+        .question
+        .into_iter()
+        .filter(|q| q.half == half)
+        .collect()
+}
+
+/// The memory dirs of a set (its folders).
+pub fn dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("read {}: {e}", root.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// How many (question, dir) pairs injected something, of how many.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Silence {
+    pub pairs: usize,
+    pub injected: usize,
+    /// `question → files`, for a person to read.
+    pub injections: Vec<String>,
+}
+
+impl Silence {
+    /// The share of pairs that injected, in 0..=1.
+    pub fn rate(&self) -> f64 {
+        if self.pairs == 0 {
+            0.0
+        } else {
+            self.injected as f64 / self.pairs as f64
+        }
+    }
+}
+
+/// Asks every question in every memory dir of `root` and counts what injected.
+pub async fn silence(
+    engine: &Engine,
+    root: &Path,
+    questions: &[Question],
+    selector: &Selector,
+    bars: &Bars,
+) -> Silence {
+    let mut silence = Silence::default();
+    for dir in dirs(root) {
+        for question in questions {
+            let request = RecallRequest {
+                query: question.text.clone(),
+                ..RecallRequest::default()
+            };
+            let report = engine
+                .recall_gated(&dir, &request, selector, bars, &CancellationToken::new())
+                .await
+                .unwrap_or_else(|e| panic!("recall {:?}: {e}", question.text));
+            silence.pairs += 1;
+            if !report.results.is_empty() {
+                silence.injected += 1;
+                let files: Vec<&str> = report.results.iter().map(|r| r.file.as_str()).collect();
+                silence.injections.push(format!(
+                    "[{}] {:?} → {files:?}",
+                    dir.file_name().unwrap_or_default().to_string_lossy(),
+                    question.text
+                ));
+            }
+        }
+    }
+    silence
+}
 
 /// One labeled prompt.
 #[derive(Debug, Clone, Deserialize)]
@@ -113,6 +219,16 @@ impl Sums {
 
 /// Runs recall with `selector` on every prompt of the set at `root` and scores the results.
 pub async fn measure(engine: &Engine, root: &Path, selector: &Selector) -> Measured {
+    measure_gated(engine, root, selector, &Bars::CHOSEN).await
+}
+
+/// [`measure`] with the relevance gate's bars at `bars`.
+pub async fn measure_gated(
+    engine: &Engine,
+    root: &Path,
+    selector: &Selector,
+    bars: &Bars,
+) -> Measured {
     let mut overall = Sums::default();
     let mut by_kind: BTreeMap<String, Sums> = BTreeMap::new();
     let mut misses = Vec::new();
@@ -123,7 +239,7 @@ pub async fn measure(engine: &Engine, root: &Path, selector: &Selector) -> Measu
             ..RecallRequest::default()
         };
         let report = engine
-            .recall(&dir, &request, selector, &CancellationToken::new())
+            .recall_gated(&dir, &request, selector, bars, &CancellationToken::new())
             .await
             .unwrap_or_else(|e| panic!("recall {:?}: {e}", prompt.text));
         let results: Vec<String> = report.results.into_iter().map(|r| r.file).collect();

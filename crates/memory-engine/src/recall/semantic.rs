@@ -1,37 +1,39 @@
 //! The semantic selector: the lexical ranking and sentence-vector similarity, combined. Each
-//! memory is embedded as its name and description ([`crate::corpus::embedding_text`]), cached per
-//! text and kept with the corpus; the prompt is embedded once per recall (cached too).
+//! memory is embedded as its name, description and the start of its body
+//! ([`crate::corpus::recall_text`]), cached per text and kept with the corpus; the prompt is
+//! embedded once per recall (cached too).
 //!
 //! A memory's score is its cosine similarity to the prompt plus a share of its lexical score
-//! (relative to the best lexical match), so an exact shared term still lifts a memory the model
-//! finds only near. A memory is unrelated when neither signal says otherwise: similarity under
-//! [`MIN_SIMILARITY`] and no lexical match of its own.
+//! (relative to the best lexical match the gate let through), so an exact shared term still
+//! lifts a memory the model finds only near. Whether it is related at all is the gate's call
+//! ([`gate::semantic_verdicts`]): its similarity measured against the model's own similarity
+//! for unrelated text ([`gate::Calibration`]), and what it shares with the prompt word for word.
 
+use super::gate::{self, Bars, Calibration};
 use super::lexical::Ranked;
 use crate::corpus::Corpus;
 use crate::embed::{cosine, Embedder};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
-/// Similarity at which the model alone makes a memory relevant. all-MiniLM-L6-v2 puts
-/// unrelated sentences around 0–0.15; on the labeled set (`make bench`) 0.2 keeps every prompt
-/// nothing relates to silent, 0.15 lets two of six inject.
-pub(super) const MIN_SIMILARITY: f64 = 0.2;
 /// How much of the lexical score (0..=1 of the best) joins the similarity.
 const LEXICAL_SHARE: f64 = 0.3;
-/// Every offered file of `corpus` ranked by similarity and lexical score combined, best first.
-/// Blocking; an error when the local model cannot be used.
+
+/// Every offered file of `corpus` ranked by similarity and lexical score combined, best first,
+/// with the gate's verdict, and the gate's rule for this model. Blocking; an error when the
+/// model cannot be used.
 pub(super) fn rank(
     embedder: &dyn Embedder,
     corpus: &Corpus,
     query: &str,
     lexical: &[Ranked],
     offered: &[bool],
-) -> Result<Vec<Ranked>> {
+    bars: &Bars,
+) -> Result<(Vec<Ranked>, String)> {
     let memory_vectors = corpus.vectors(embedder)?;
-    let query_vector = embedder
-        .embed(&[query])?
-        .pop()
-        .expect("one vector per text");
+    let query_vector = embedder.embed(&[query])?.pop().ok_or_else(|| {
+        Error::InvalidInput(format!("{}: no vector for the prompt", embedder.id()))
+    })?;
+    let calibration = Calibration::measure(embedder)?;
     let best_lexical = lexical
         .iter()
         .filter(|r| !r.unrelated)
@@ -41,29 +43,40 @@ pub(super) fn rank(
     for ranked in lexical {
         lexical_of[ranked.index] = Some(ranked);
     }
-    let mut ranked: Vec<Ranked> = memory_vectors
+    let candidates: Vec<(usize, f64)> = memory_vectors
         .iter()
         .enumerate()
         .filter(|(index, _)| offered[*index])
-        .map(|(index, vector)| {
-            let similarity = f64::from(cosine(&query_vector, vector));
-            let lexical = lexical_of[index].filter(|r| !r.unrelated);
-            let lexical_share = match lexical {
+        .map(|(index, vector)| (index, f64::from(cosine(&query_vector, vector))))
+        .collect();
+    let evidence: Vec<(f64, Option<gate::LexicalEvidence>)> = candidates
+        .iter()
+        .map(|&(index, similarity)| (similarity, lexical_of[index].and_then(|r| r.lexical)))
+        .collect();
+    let verdicts = gate::semantic_verdicts(&calibration, &evidence, bars);
+    let mut ranked: Vec<Ranked> = candidates
+        .into_iter()
+        .zip(verdicts)
+        .map(|((index, similarity), (related, verdict))| {
+            let lexical = lexical_of[index];
+            let lexical_share = match lexical.filter(|r| !r.unrelated) {
                 Some(r) if best_lexical > 0.0 => r.score / best_lexical,
                 _ => 0.0,
             };
             let mut reason = format!("similarity {similarity:.2}");
-            if let Some(r) = lexical_of[index] {
+            if let Some(r) = lexical {
                 reason = format!("{reason}; {}", r.reason);
             }
             Ranked {
                 index,
                 score: similarity + LEXICAL_SHARE * lexical_share,
                 reason,
-                unrelated: similarity < MIN_SIMILARITY && lexical.is_none(),
+                lexical: lexical.and_then(|r| r.lexical),
+                unrelated: !related,
+                verdict,
             }
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-    Ok(ranked)
+    Ok((ranked, calibration.rule(bars)))
 }
