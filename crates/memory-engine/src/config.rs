@@ -3,7 +3,8 @@
 //!
 //! ```toml
 //! [llm]
-//! provider = "anthropic"        # offline (default) | local | anthropic | openai
+//! provider = "anthropic"        # offline | local | anthropic | openai; unset: local when the
+//!                               # local model is installed, else offline
 //! timeout_ms = 30000
 //! max_retries = 2
 //! embeddings = "local"          # local (default): the in-process model | openai: [llm.openai]'s
@@ -54,7 +55,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
-    /// No model: lexical recall, rule-based jobs. The default.
+    /// No model: lexical recall, rule-based jobs. The default when no provider is configured and
+    /// the local model is not installed ([`Engine::provider_in_force`]).
     #[default]
     Offline,
     /// No remote model: recall ranks with the local embedding model (all-MiniLM-L6-v2, in

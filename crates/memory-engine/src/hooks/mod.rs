@@ -193,12 +193,12 @@ impl Engine {
                 return Ok(None);
             }
             let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
-            let selector = engine.recall_selector_in(&config, &overrides)?;
-            Ok::<_, Error>(Some((memory_dir, selector)))
+            let setup = engine.recall_setup_in(&config, &overrides)?;
+            Ok::<_, Error>(Some((memory_dir, setup)))
         })
         .await
         .map_err(|e| Error::InvalidInput(format!("hook worker failed: {e}")))??;
-        let Some((memory_dir, selector)) = prepared else {
+        let Some((memory_dir, setup)) = prepared else {
             return Ok(nothing);
         };
         let request = RecallRequest {
@@ -208,7 +208,7 @@ impl Engine {
             session: input.session_id.clone(),
         };
         let report = self
-            .recall(&memory_dir, &request, &selector, cancel)
+            .recall_as(&memory_dir, &request, &setup, cancel)
             .await?;
         if report.results.is_empty() {
             return Ok(PromptHookOutcome {

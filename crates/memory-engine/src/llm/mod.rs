@@ -5,7 +5,9 @@
 //! - [`openai::OpenAiClient`]: OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp's
 //!   server, LM Studio, vLLM), with tools and `response_format: json_schema`.
 //! - offline: no client at all ([`ProviderKind::Offline`]); callers fall back to what needs no
-//!   model (lexical recall). It is the default, so a fresh machine never calls a paid API.
+//!   model (lexical recall). With no provider configured it is the default unless the local
+//!   embedding model is installed (then `local`, no network either), so a fresh machine never
+//!   calls a paid API ([`Engine::provider_in_force`](crate::engine::Engine::provider_in_force)).
 //!
 //! Every call has a per-attempt timeout, retries 408/409/429/5xx and connection failures with
 //! exponential backoff (honouring `retry-after` / `retry-after-ms`), races a

@@ -22,6 +22,9 @@ use crate::error::Result;
 #[serde(rename_all = "camelCase")]
 pub struct LlmSettings {
     pub provider: ProviderKind,
+    /// Why this provider is in force, for a person: chosen for this run, set in `config.toml`,
+    /// or the default (local when the local model is installed, else offline).
+    pub provider_reason: String,
     /// Empty for offline.
     pub model: String,
     /// Empty for offline.
@@ -104,12 +107,42 @@ impl Engine {
         Ok(self.llm_settings(&self.load_config()?, overrides))
     }
 
+    /// The provider in force and why: `overrides`, else `[llm] provider`, else local when the
+    /// local model is installed — one `stat`, never a load, so the prompt hook stays fast — else
+    /// offline. (A model that is installed but cannot load still leaves recall working: it
+    /// ranks lexically and says so.)
+    pub fn provider_in_force(
+        &self,
+        config: &Config,
+        overrides: &LlmOverrides,
+    ) -> (ProviderKind, String) {
+        if let Some(provider) = overrides.provider {
+            return (provider, "chosen for this run".to_owned());
+        }
+        if let Some(provider) = config.llm.provider {
+            return (
+                provider,
+                format!("[llm] provider in {}", self.config_path().display()),
+            );
+        }
+        if self.embeddings().is_installed() {
+            (
+                ProviderKind::Local,
+                "the local model is installed and no provider is configured".to_owned(),
+            )
+        } else {
+            (
+                ProviderKind::Offline,
+                "no provider is configured and the local model is not installed (engram models \
+                 fetch)"
+                    .to_owned(),
+            )
+        }
+    }
+
     /// The effective provider settings for this run.
     pub fn llm_settings(&self, config: &Config, overrides: &LlmOverrides) -> LlmSettings {
-        let provider = overrides
-            .provider
-            .or(config.llm.provider)
-            .unwrap_or_default();
+        let (provider, provider_reason) = self.provider_in_force(config, overrides);
         let timeout = overrides
             .timeout
             .or(config.llm.timeout_ms.map(Duration::from_millis))
@@ -149,6 +182,7 @@ impl Engine {
             .unwrap_or_else(|| default_base.to_owned());
         LlmSettings {
             provider,
+            provider_reason,
             model: if !provider.is_remote() {
                 String::new()
             } else {
@@ -215,6 +249,63 @@ mod tests {
             .client
             .is_none());
         assert_eq!(config.hooks.budget(), Duration::from_secs(2));
+        assert!(
+            settings.provider_reason.contains("not installed"),
+            "{}",
+            settings.provider_reason
+        );
+    }
+
+    /// Where the local model would be (`<models dir>/all-MiniLM-L6-v2/model.safetensors`): only
+    /// its presence counts, so a file of any content stands in for it.
+    fn install_model(models: &std::path::Path) {
+        let dir = models.join(crate::embed::LOCAL_MODEL);
+        std::fs::create_dir_all(&dir).expect("models dir");
+        std::fs::write(dir.join("model.safetensors"), b"weights").expect("weights");
+    }
+
+    #[test]
+    fn with_the_local_model_installed_and_nothing_configured_the_default_is_local() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let models = dir.path().join("models");
+        let engine = engine(
+            dir.path(),
+            Environment::empty().with("ENGRAM_MODELS_DIR", models.to_string_lossy()),
+        );
+        let mut config = Config::default();
+        let offline = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(offline.provider, ProviderKind::Offline);
+
+        install_model(&models);
+        let settings = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(settings.provider, ProviderKind::Local);
+        assert_eq!(
+            settings.provider_reason,
+            "the local model is installed and no provider is configured"
+        );
+        let json = serde_json::to_value(&settings).expect("json");
+        assert_eq!(json["providerReason"], settings.provider_reason.as_str());
+
+        // A configured provider, or one chosen for the run, wins over the default.
+        config.llm.provider = Some(ProviderKind::Offline);
+        let configured = engine.llm_settings(&config, &LlmOverrides::default());
+        assert_eq!(configured.provider, ProviderKind::Offline);
+        assert!(
+            configured.provider_reason.starts_with("[llm] provider in "),
+            "{}",
+            configured.provider_reason
+        );
+        let chosen = engine.llm_settings(
+            &Config::default(),
+            &LlmOverrides {
+                provider: Some(ProviderKind::Offline),
+                ..LlmOverrides::default()
+            },
+        );
+        assert_eq!(
+            (chosen.provider, chosen.provider_reason.as_str()),
+            (ProviderKind::Offline, "chosen for this run")
+        );
     }
 
     #[test]

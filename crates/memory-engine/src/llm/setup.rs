@@ -26,8 +26,13 @@ pub struct LlmSetup {
     /// The file the choice is saved to.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub config_path: PathBuf,
-    /// The provider jobs use (offline when `config.toml` names none).
+    /// The provider jobs use: `config.toml`'s, else local when the local model is installed,
+    /// else offline.
     pub provider: ProviderKind,
+    /// Why that provider is in force, for a person.
+    pub provider_reason: String,
+    /// Whether `config.toml` names the provider (else it is the default).
+    pub provider_configured: bool,
     /// One entry per model provider (Anthropic, then OpenAI-compatible); offline has nothing
     /// to set.
     pub providers: Vec<ProviderSetup>,
@@ -142,9 +147,12 @@ impl Engine {
             .into_iter()
             .map(|provider| self.provider_setup(&config, provider))
             .collect();
+        let (provider, provider_reason) = self.provider_in_force(&config, &LlmOverrides::default());
         Ok(LlmSetup {
             config_path: self.config_path(),
-            provider: config.llm.provider.unwrap_or_default(),
+            provider,
+            provider_reason,
+            provider_configured: config.llm.provider.is_some(),
             providers,
             embeddings: config.llm.embeddings.unwrap_or_default(),
             embedding_model: config.llm.openai.embedding_model.clone(),
@@ -234,6 +242,12 @@ mod tests {
             .llm_setup()
             .expect("setup");
         assert_eq!(setup.provider, ProviderKind::Offline);
+        assert!(!setup.provider_configured);
+        assert!(
+            setup.provider_reason.contains("not installed"),
+            "{}",
+            setup.provider_reason
+        );
         assert_eq!(setup.config_path, dir.path().join("config.toml"));
         let [claude, compatible] = &setup.providers[..] else {
             panic!("two model providers: {:?}", setup.providers)

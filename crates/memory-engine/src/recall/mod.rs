@@ -208,6 +208,9 @@ pub struct RecallReport {
     pub degraded: Option<String>,
     /// The relevance gate's rule in words, as it applied (`None` when a model chose).
     pub gate: Option<String>,
+    /// Why `provider` is in force (chosen for this run, `config.toml`, or the default), when
+    /// recall was set up from the configuration ([`Engine::recall_as`]).
+    pub provider_reason: Option<String>,
 }
 
 /// An offline match left out of the results.
@@ -377,12 +380,21 @@ pub enum Selector {
     Model(Arc<dyn Client>),
 }
 
+/// Who selects for a recall set up from the configuration, and why that provider.
+#[derive(Clone)]
+pub struct RecallSetup {
+    pub selector: Selector,
+    /// As [`crate::llm::LlmSettings::provider_reason`].
+    pub provider_reason: String,
+}
+
 impl Engine {
-    /// The selector the configured provider (or `overrides`) asks for: `offline` → lexical,
-    /// `local` → sentence vectors (`[llm] embeddings`), `anthropic` / `openai` → that model.
-    /// Blocking (reads the config, and the keyring for a key).
+    /// The selector the provider in force (`overrides`, `config.toml`, else the default: local
+    /// when the local model is installed, else offline) asks for: `offline` → lexical, `local`
+    /// → sentence vectors (`[llm] embeddings`), `anthropic` / `openai` → that model. Blocking
+    /// (reads the config, and the keyring for a remote provider's key).
     pub fn recall_selector(&self, overrides: &LlmOverrides) -> Result<Selector> {
-        self.recall_selector_in(&self.load_config()?, overrides)
+        Ok(self.recall_setup(overrides)?.selector)
     }
 
     /// [`Engine::recall_selector`] with `config.toml` already read.
@@ -391,12 +403,46 @@ impl Engine {
         config: &Config,
         overrides: &LlmOverrides,
     ) -> Result<Selector> {
+        Ok(self.recall_setup_in(config, overrides)?.selector)
+    }
+
+    /// [`Engine::recall_selector`] and why its provider is in force.
+    pub fn recall_setup(&self, overrides: &LlmOverrides) -> Result<RecallSetup> {
+        self.recall_setup_in(&self.load_config()?, overrides)
+    }
+
+    /// [`Engine::recall_setup`] with `config.toml` already read.
+    pub fn recall_setup_in(
+        &self,
+        config: &Config,
+        overrides: &LlmOverrides,
+    ) -> Result<RecallSetup> {
         let model = self.llm_client_in(config, overrides)?;
-        Ok(match (model.settings.provider, model.client) {
+        let selector = match (model.settings.provider, model.client) {
             (ProviderKind::Local, _) => Selector::Semantic(self.embedder_in(config)?),
             (_, Some(client)) => Selector::Model(client),
             (_, None) => Selector::Lexical,
+        };
+        Ok(RecallSetup {
+            selector,
+            provider_reason: model.settings.provider_reason,
         })
+    }
+
+    /// [`Engine::recall`] with `setup`'s selector, the report saying why its provider is in
+    /// force.
+    pub async fn recall_as(
+        &self,
+        memory_dir: &Path,
+        request: &RecallRequest,
+        setup: &RecallSetup,
+        cancel: &CancellationToken,
+    ) -> Result<RecallReport> {
+        let mut report = self
+            .recall(memory_dir, request, &setup.selector, cancel)
+            .await?;
+        report.provider_reason = Some(setup.provider_reason.clone());
+        Ok(report)
     }
 }
 
@@ -464,6 +510,7 @@ impl Engine {
             unreadable: Vec::new(),
             degraded: None,
             gate: None,
+            provider_reason: None,
         };
         let surfaced = match &request.session {
             Some(id) => self.surfaced(id)?,
