@@ -73,6 +73,12 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         Some("true"),
         "offline is the default provider"
     );
+    let in_force = wait_for(&client, "[data-testid='provider-in-force']").await;
+    let in_force = in_force.text().await.expect("in force");
+    assert!(
+        in_force.contains("no provider is configured and the local model is not installed"),
+        "Settings say which provider is in force and why: {in_force}"
+    );
     let path = wait_for(&client, "[data-testid='config-path']").await;
     assert_eq!(
         path.text().await.expect("path").trim(),
@@ -285,6 +291,16 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     assert!(
         why.contains("currency") && why.contains("tokens"),
         "the matched words and the cost are shown: {why}"
+    );
+    assert!(
+        why.contains("of the prompt's") && why.contains("needs 2 words"),
+        "the relevance gate's verdict is shown: {why}"
+    );
+    let gate = wait_for(&client, "[data-testid='recall-gate']").await;
+    let gate = gate.text().await.expect("gate");
+    assert!(
+        gate.contains("Relevance gate") && gate.contains("covering 20 %"),
+        "the gate's rule is shown: {gate}"
     );
     screenshot(&client, "recall-offline.png").await;
     assert_eq!(

@@ -29,8 +29,8 @@ pub struct RecallPreview {
     pub hook_query: bool,
 }
 
-/// Recalls `project`'s memories for `query` as the prompt hook would (the configured provider,
-/// or offline when `offline`), without recording anything.
+/// Recalls `project`'s memories for `query` as the prompt hook would (the provider in force, or
+/// offline when `offline`), without recording anything.
 #[tauri::command]
 pub async fn recall_preview(
     state: State<'_, AppState>,
@@ -47,14 +47,14 @@ pub async fn recall_preview(
         ..LlmOverrides::default()
     };
     // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
-    let selector = blocking(move || engine.recall_selector(&overrides)).await?;
+    let setup = blocking(move || engine.recall_setup(&overrides)).await?;
     let request = RecallRequest {
         query,
         ..RecallRequest::default()
     };
     let report = state
         .engine()
-        .recall(dir.root(), &request, &selector, job.token())
+        .recall_as(dir.root(), &request, &setup, job.token())
         .await?;
     Ok(RecallPreview {
         hook_query: is_recall_query(&report.query),
@@ -143,6 +143,18 @@ mod tests {
         assert!(report["elapsedMs"].is_u64());
         assert!(report["passedOver"].is_array());
         assert_eq!(report["usage"]["calls"], 0, "no model, no tokens spent");
+        // The panel can say why each memory passed, by which rule, and why offline.
+        assert!(
+            top["verdict"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("shares ") && v.contains("needs 2 words")),
+            "{top}"
+        );
+        assert!(report["gate"].is_string(), "{report}");
+        assert_eq!(
+            report["providerReason"],
+            "no provider is configured and the local model is not installed (engram models fetch)"
+        );
         assert!(
             !shell.engram_home().join("sessions").exists(),
             "a preview records nothing as surfaced"

@@ -18,6 +18,8 @@ function setup(overrides: Partial<LlmSetup> = {}): LlmSetup {
   return {
     configPath: "/e/config.toml",
     provider: "openai",
+    providerReason: "[llm] provider in /e/config.toml",
+    providerConfigured: true,
     providers: [
       {
         provider: "anthropic",

@@ -24,12 +24,13 @@ export function isModelProvider(provider: ProviderKind): provider is ModelProvid
 export const PROVIDER_INFO: Record<ProviderKind, { label: string; blurb: string }> = {
   offline: {
     label: "Offline",
-    blurb: "The default. No model: word-matching recall, rule-based fixes; nothing leaves this machine.",
+    blurb:
+      "The default without the local model. No model: word-matching recall, rule-based fixes; nothing leaves this machine.",
   },
   local: {
     label: "Local model",
     blurb:
-      "Recall by meaning with a small model run on this machine (all-MiniLM-L6-v2, ≈ 83 MB, fetched once); rule-based fixes; nothing leaves this machine.",
+      "The default once installed. Recall by meaning with a small model run on this machine (all-MiniLM-L6-v2, ≈ 83 MB, fetched once); rule-based fixes; nothing leaves this machine.",
   },
   anthropic: {
     label: "Anthropic",

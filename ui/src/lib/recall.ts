@@ -26,16 +26,18 @@ export function forgetRecalls(): void {
   remembered.clear();
 }
 
-/** The configured selector in a few words: "OpenAI-compatible · qwen2.5:7b". */
-export function configuredSelector(setup: LlmSetup): { provider: ProviderKind; label: string } {
+/** The selector in force in a few words ("OpenAI-compatible · qwen2.5:7b"), and why it is. */
+export function configuredSelector(setup: LlmSetup): { provider: ProviderKind; label: string; reason: string } {
+  const reason = setup.providerReason;
   if (!isModelProvider(setup.provider)) {
-    return { provider: setup.provider, label: PROVIDER_INFO[setup.provider].label };
+    return { provider: setup.provider, label: PROVIDER_INFO[setup.provider].label, reason };
   }
   const entry = providerSetup(setup, setup.provider);
   const model = entry ? (entry.model ?? entry.defaultModel) : "";
   return {
     provider: setup.provider,
     label: model ? `${PROVIDER_INFO[setup.provider].label} · ${model}` : PROVIDER_INFO[setup.provider].label,
+    reason,
   };
 }
 
@@ -56,7 +58,7 @@ export function passedOverText(why: PassedOverWhy, limit: number): string {
     case "overLimit":
       return `Over the limit: ${limit} better matches were injected`;
     case "unrelated":
-      return "Unrelated: it shares too little with the prompt";
+      return "Not about this prompt: under the relevance gate";
   }
 }
 

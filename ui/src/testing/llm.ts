@@ -45,11 +45,13 @@ export function openaiSetup(overrides: Partial<ProviderSetup> = {}): ProviderSet
   };
 }
 
-/** A fresh install: offline, nothing configured, no keys. */
+/** A fresh install: offline, nothing configured, no keys, no local model. */
 export function llmSetup(overrides: Partial<LlmSetup> = {}): LlmSetup {
   return {
     configPath: CONFIG_PATH,
     provider: "offline",
+    providerReason: "no provider is configured and the local model is not installed (engram models fetch)",
+    providerConfigured: false,
     providers: [anthropicSetup(), openaiSetup()],
     embeddings: "local",
     embeddingModel: null,
@@ -90,6 +92,7 @@ export function recallResult(overrides: Partial<RecallResult> = {}): RecallResul
     truncated: null,
     score: 4.213,
     reason: "matched: currency, execute_trade",
+    verdict: "shares 2 of the prompt's 5 words (46 % of its weight); needs 2 words and 20 %, or 40 % alone",
     tokens: 312,
     ...overrides,
   };
@@ -113,6 +116,8 @@ export function recallReport(overrides: Partial<RecallReport> = {}): RecallRepor
     skipped: null,
     unreadable: [],
     degraded: null,
+    gate: "a memory must share 2 of the prompt's words covering 20 % of its weight, or one covering 40 %",
+    providerReason: "no provider is configured and the local model is not installed (engram models fetch)",
     ...overrides,
   };
 }

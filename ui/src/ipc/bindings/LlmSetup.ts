@@ -12,9 +12,18 @@ export type LlmSetup = {
  */
 configPath: string, 
 /**
- * The provider jobs use (offline when `config.toml` names none).
+ * The provider jobs use: `config.toml`'s, else local when the local model is installed,
+ * else offline.
  */
 provider: ProviderKind, 
+/**
+ * Why that provider is in force, for a person.
+ */
+providerReason: string, 
+/**
+ * Whether `config.toml` names the provider (else it is the default).
+ */
+providerConfigured: boolean, 
 /**
  * One entry per model provider (Anthropic, then OpenAI-compatible); offline has nothing
  * to set.

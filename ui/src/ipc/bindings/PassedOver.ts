@@ -9,4 +9,8 @@ export type PassedOver = { file: string, type: MemoryType | null, description: s
 /**
  * The query terms it matched, as in [`RecallResult::reason`].
  */
-reason: string, why: PassedOverWhy, };
+reason: string, why: PassedOverWhy, 
+/**
+ * The relevance gate's verdict in words, as in [`RecallResult::verdict`].
+ */
+verdict: string, };

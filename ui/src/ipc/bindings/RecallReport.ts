@@ -51,4 +51,13 @@ unreadable: Array<string>,
  * Why the asked selector could not run and a simpler one ranked instead (e.g. the local
  * model is not installed: ranked lexically).
  */
-degraded: string | null, };
+degraded: string | null, 
+/**
+ * The relevance gate's rule in words, as it applied (`None` when a model chose).
+ */
+gate: string | null, 
+/**
+ * Why `provider` is in force (chosen for this run, `config.toml`, or the default), when
+ * recall was set up from the configuration ([`Engine::recall_as`]).
+ */
+providerReason: string | null, };

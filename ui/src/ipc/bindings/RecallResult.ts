@@ -33,6 +33,11 @@ score: number | null,
  */
 reason: string, 
 /**
+ * The relevance gate's verdict in words: what it shares with the prompt against what the
+ * gate needs (`None` when a model chose).
+ */
+verdict: string | null, 
+/**
  * The rough token cost of this memory's injected block ([`approx_tokens`] of
  * [`RecallResult::context_block`]).
  */

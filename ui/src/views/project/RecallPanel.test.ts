@@ -69,6 +69,14 @@ describe("the Recall panel", () => {
     expect(top.getByText(/4\.21/)).toBeTruthy();
     expect(top.getByText("≈ 312 tokens")).toBeTruthy();
     expect(within(result("feedback_brutal_honesty.md")).getByText("Cut to its first 200 lines")).toBeTruthy();
+    // Each memory says why the relevance gate let it through.
+    expect(result("project_decision.md").querySelector("[data-testid='verdict']")?.textContent).toContain(
+      "shares 2 of the prompt's 5 words (46 % of its weight); needs 2 words and 20 %",
+    );
+    // And the panel says which provider is in force and why, and the gate's rule.
+    const gate = screen.getByTestId("recall-gate");
+    expect(gate.textContent).toContain("offline: no provider is configured and the local model is not installed");
+    expect(gate.textContent).toContain("a memory must share 2 of the prompt's words covering 20 % of its weight");
 
     const summary = screen.getByTestId("recall-summary");
     expect(summary.textContent).toContain("of 7 memories injected");
@@ -117,8 +125,33 @@ describe("the Recall panel", () => {
       recall_preview: () =>
         recallPreview({
           passedOver: [
-            { file: "project_vision.md", type: "project", description: "Vision", score: 0.6, reason: "matched: trade", why: "belowFloor" },
-            { file: "user_adrian.md", type: "user", description: "Adrian", score: 2.2, reason: "matched: currency", why: "overLimit" },
+            {
+              file: "project_vision.md",
+              type: "project",
+              description: "Vision",
+              score: 0.6,
+              reason: "matched: trade",
+              why: "belowFloor",
+              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); needs 2 words and 20 %, or 40 % alone",
+            },
+            {
+              file: "user_adrian.md",
+              type: "user",
+              description: "Adrian",
+              score: 2.2,
+              reason: "matched: currency",
+              why: "overLimit",
+              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); needs 2 words and 20 %, or 40 % alone",
+            },
+            {
+              file: "project_expert_panel_v2.md",
+              type: "project",
+              description: "Experts",
+              score: 1.1,
+              reason: "matched: trade",
+              why: "unrelated",
+              verdict: "shares 1 of the prompt's 2 words (38 % of its weight); needs 2 words and 20 %, or 40 % alone",
+            },
           ],
           excluded: ["project_working_method.md"],
         }),
@@ -132,9 +165,14 @@ describe("the Recall panel", () => {
     expect(vision.textContent).toContain("Too weak: under a quarter of the best match's score");
     const adrian = screen.getByText("user_adrian.md").closest("li") as HTMLElement;
     expect(adrian.textContent).toContain("Over the limit: 5 better matches were injected");
+    const experts = screen.getByText("project_expert_panel_v2.md").closest("li") as HTMLElement;
+    expect(experts.textContent).toContain("Not about this prompt: under the relevance gate");
+    expect(experts.querySelector("[data-testid='verdict']")?.textContent).toBe(
+      "shares 1 of the prompt's 2 words (38 % of its weight); needs 2 words and 20 %, or 40 % alone",
+    );
     const excluded = screen.getByText("project_working_method.md").closest("li") as HTMLElement;
     expect(excluded.textContent).toContain("Already shown earlier in this session");
-    expect(screen.getByText("Not injected").textContent).toContain("3");
+    expect(screen.getByText("Not injected").textContent).toContain("4");
   });
 
   it("warns that the hook skips single-word prompts", async () => {
@@ -158,7 +196,7 @@ describe("the Recall panel", () => {
     await fireEvent.click(screen.getByRole("button", { name: /Run/ }));
 
     expect(await screen.findByText("Nothing would be injected")).toBeTruthy();
-    expect(screen.getByText(/shares a word with this prompt/)).toBeTruthy();
+    expect(screen.getByText(/No memory passed the relevance gate: a memory must share 2/)).toBeTruthy();
   });
 
   it("shows a failure in place with the next step, and recovers on retry", async () => {

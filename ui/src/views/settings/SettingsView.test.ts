@@ -1,5 +1,5 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
 import App from "../../App.svelte";
 import type { LlmChoice, LlmSetup } from "../../ipc";
@@ -31,8 +31,69 @@ describe("the Settings view", () => {
     const card = offline.closest("label") as HTMLElement;
     expect(card.textContent).toContain("In use");
     expect(screen.getByTestId("config-path").textContent).toBe(CONFIG_PATH);
+    expect(screen.getByTestId("provider-in-force").textContent).toContain(
+      "In force: Offline, because no provider is configured and the local model is not installed",
+    );
     expect(screen.getByText(/No key, no network, no cost/)).toBeTruthy();
     expect(document.querySelector("input[name='model']")).toBeNull();
+    expect(button(/^Save/).disabled).toBe(true);
+  });
+
+  it("says the installed local model is in force when no provider is saved", async () => {
+    mockShell({
+      llm_setup: () =>
+        llmSetup({
+          provider: "local",
+          providerReason: "the local model is installed and no provider is configured",
+        }),
+      local_model_status: () => ({ model: "all-MiniLM-L6-v2", dir: "/home/ada/.local/share/engram/models", installed: true }),
+    });
+    render(SettingsView);
+
+    const local = await screen.findByRole("radio", { name: /Local/ });
+    expect((local as HTMLInputElement).checked).toBe(true);
+    expect((local.closest("label") as HTMLElement).textContent).toContain("In use");
+    expect(screen.getByTestId("provider-in-force").textContent).toContain(
+      "In force: Local model, because the local model is installed and no provider is configured",
+    );
+    expect(button(/^Save/).disabled).toBe(true);
+  });
+
+  it("puts the local model in force as soon as it is fetched, when no provider is saved", async () => {
+    let installed = false;
+    const notInstalled = "no provider is configured and the local model is not installed (engram models fetch)";
+    const status = () => ({ model: "all-MiniLM-L6-v2", dir: "/home/ada/.local/share/engram/models", installed });
+    mockShell({
+      llm_setup: () =>
+        installed
+          ? llmSetup({ provider: "local", providerReason: "the local model is installed and no provider is configured" })
+          : llmSetup({ providerReason: notInstalled }),
+      local_model_status: status,
+      fetch_local_model: () => {
+        installed = true;
+        return status();
+      },
+      embed_all_memories: () => ({
+        source: "all-MiniLM-L6-v2",
+        projects: 1,
+        files: 7,
+        embedded: 7,
+        cached: 0,
+        cancelled: false,
+        elapsedMs: 900,
+      }),
+    });
+    render(SettingsView);
+
+    await fireEvent.click(await screen.findByRole("radio", { name: /Local/ }));
+    await fireEvent.click(await screen.findByRole("button", { name: /Fetch the model/ }));
+
+    await vi.waitFor(() =>
+      expect(screen.getByTestId("provider-in-force").textContent).toContain(
+        "In force: Local model, because the local model is installed and no provider is configured",
+      ),
+    );
+    expect((screen.getByRole("radio", { name: /Local/ }).closest("label") as HTMLElement).textContent).toContain("In use");
     expect(button(/^Save/).disabled).toBe(true);
   });
 
