@@ -172,16 +172,22 @@ impl Embedder for Embeddings {
     }
 }
 
-/// `texts`' vectors from `cache`, the missing ones computed by `compute` (in one call) and added.
+/// Missing texts computed, and cached, per step of [`through_cache`].
+const CACHE_STEP: usize = 32;
+
+/// `texts`' vectors from `cache`, the missing ones computed by `compute`, [`CACHE_STEP`] at a
+/// time, each step added to the cache as soon as it is computed: work cut short (the prompt
+/// hook abandons its worker when its time budget runs out) keeps what it finished, so the next
+/// prompt starts further on instead of over.
 pub(crate) fn through_cache(
     cache: &EmbeddingCache,
     texts: &[&str],
-    compute: impl FnOnce(&[&str]) -> Result<Vec<Vec<f32>>>,
+    mut compute: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>>,
 ) -> Result<Vec<Vec<f32>>> {
     let mut vectors: Vec<Option<Vec<f32>>> = texts.iter().map(|t| cache.get(t)).collect();
     let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
-    if !missing.is_empty() {
-        let wanted: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+    for step in missing.chunks(CACHE_STEP) {
+        let wanted: Vec<&str> = step.iter().map(|&i| texts[i]).collect();
         let computed = compute(&wanted)?;
         cache.insert(
             wanted
@@ -189,9 +195,49 @@ pub(crate) fn through_cache(
                 .copied()
                 .zip(computed.iter().map(Vec::as_slice)),
         )?;
-        for (i, vector) in missing.into_iter().zip(computed) {
+        for (&i, vector) in step.iter().zip(computed) {
             vectors[i] = Some(vector);
         }
     }
     Ok(vectors.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_cut_short_keeps_the_steps_it_finished() {
+        let temp = tempfile::tempdir().expect("temp");
+        let cache = EmbeddingCache::open(temp.path().join("embeddings/m.bin"), 2).expect("cache");
+        let texts: Vec<String> = (0..CACHE_STEP * 2 + 5)
+            .map(|i| format!("text {i}"))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut calls = 0;
+        let failed = through_cache(&cache, &refs, |step| {
+            calls += 1;
+            if calls == 2 {
+                return Err(crate::error::Error::InvalidInput("cut short".into()));
+            }
+            Ok(step.iter().map(|_| vec![1.0, 0.0]).collect())
+        });
+        assert!(failed.is_err());
+        assert_eq!(cache.len(), CACHE_STEP, "the first step is kept");
+
+        let mut asked = Vec::new();
+        let vectors = through_cache(&cache, &refs, |step| {
+            asked.push(step.len());
+            Ok(step.iter().map(|_| vec![0.0, 1.0]).collect())
+        })
+        .expect("embedded");
+        assert_eq!(
+            asked,
+            [CACHE_STEP, 5],
+            "only what was missing, a step at a time"
+        );
+        assert_eq!(vectors.len(), texts.len());
+        assert_eq!(vectors[0], [1.0, 0.0], "from the cache");
+        assert_eq!(vectors[CACHE_STEP], [0.0, 1.0]);
+    }
 }
