@@ -39,6 +39,8 @@ fn a_key_is_stored_read_and_removed_in_a_real_secret_service() {
     let runtime = temp.path().join("run");
     std::fs::create_dir_all(&home).expect("home");
     std::fs::create_dir_all(&runtime).expect("runtime");
+    // What the daemon says goes to a file, shown if it never answers.
+    let daemon_log = temp.path().join("gnome-keyring.log");
     let mut bus = Command::new("dbus-daemon")
         .args(["--session", "--nofork", "--print-address=1"])
         .stdout(Stdio::piped())
@@ -59,7 +61,7 @@ fn a_key_is_stored_read_and_removed_in_a_real_secret_service() {
         .env("XDG_RUNTIME_DIR", &runtime)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&daemon_log).expect("daemon log"))
         .spawn()
         .expect("gnome-keyring-daemon");
     // The login keyring's password (it is created with it), then end of input.
@@ -73,8 +75,11 @@ fn a_key_is_stored_read_and_removed_in_a_real_secret_service() {
     // Only this test runs in this process: nothing else reads the variable meanwhile.
     std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &address);
 
-    // The daemon takes its bus name a moment after starting.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // The daemon takes its bus name, then creates and unlocks the login collection, a moment
+    // after starting; until then calls fail ("result not returned from SS API"). On a loaded
+    // CI machine that moment has taken over 10 s, so the wait is generous: it only costs time
+    // when the daemon is slow, and a daemon that never answers still fails the test.
+    let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         match keys::keyring_set(ProviderKind::OpenAi, "  sk-real-secret-service \n") {
             Ok(()) => break,
@@ -82,7 +87,10 @@ fn a_key_is_stored_read_and_removed_in_a_real_secret_service() {
                 let _ = e;
                 std::thread::sleep(Duration::from_millis(100));
             }
-            Err(e) => panic!("the Secret Service never answered: {e}"),
+            Err(e) => panic!(
+                "the Secret Service never answered: {e}\ngnome-keyring-daemon said:\n{}",
+                std::fs::read_to_string(&daemon_log).unwrap_or_default()
+            ),
         }
     }
     assert_eq!(
