@@ -33,6 +33,8 @@ pub enum ErrorKind {
     Conflict,
     Llm,
     Cancelled,
+    /// The daily token budget is reached: no model call until tomorrow.
+    Budget,
     Internal,
 }
 
@@ -48,6 +50,7 @@ impl From<memory_engine::ErrorKind> for ErrorKind {
             Engine::Conflict => ErrorKind::Conflict,
             Engine::Llm => ErrorKind::Llm,
             Engine::Cancelled => ErrorKind::Cancelled,
+            Engine::Budget => ErrorKind::Budget,
         }
     }
 }

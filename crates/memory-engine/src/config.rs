@@ -21,6 +21,9 @@
 //!
 //! [hooks]
 //! budget_ms = 2000
+//!
+//! [budget]
+//! daily_tokens = 200000         # every model call's tokens, per local day (absent: no budget)
 //! ```
 //!
 //! API keys never live here (see [`crate::llm::keys`]): a file holding a key-like entry
@@ -124,6 +127,8 @@ pub struct Config {
     pub extract: ExtractConfig,
     #[serde(default, skip_serializing_if = "TeamConfig::is_empty")]
     pub team: TeamConfig,
+    #[serde(default, skip_serializing_if = "BudgetConfig::is_empty")]
+    pub budget: BudgetConfig,
     /// Sections owned by other parts of Engram, kept verbatim.
     #[serde(flatten)]
     pub other: toml::Table,
@@ -369,6 +374,21 @@ impl HooksConfig {
     pub fn budget(&self) -> Duration {
         self.budget_ms
             .map_or(DEFAULT_HOOK_BUDGET, Duration::from_millis)
+    }
+}
+
+/// `[budget]`: what model work may spend (see [`crate::llm::usage`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetConfig {
+    /// Tokens (input + output + cache creation + cache read) all model calls may use per local
+    /// day; once today's total reaches it, model work stops until tomorrow. `None`: no budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_tokens: Option<u64>,
+}
+
+impl BudgetConfig {
+    fn is_empty(&self) -> bool {
+        self.daily_tokens.is_none()
     }
 }
 

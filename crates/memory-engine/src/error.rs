@@ -40,6 +40,13 @@ pub enum Error {
     /// The job was cancelled by its caller.
     #[error("cancelled")]
     Cancelled,
+    /// Today's model calls have used the daily token budget (`[budget] daily_tokens`): no model
+    /// call is made until tomorrow (local time).
+    #[error(
+        "the daily token budget is reached: {spent} of {limit} tokens used today \
+         ([budget] daily_tokens in config.toml); model work resumes tomorrow"
+    )]
+    BudgetReached { spent: u64, limit: u64 },
 }
 
 /// The stable classification of an [`Error`], for adapters to branch on.
@@ -54,6 +61,7 @@ pub enum ErrorKind {
     Conflict,
     Llm,
     Cancelled,
+    Budget,
 }
 
 impl Error {
@@ -67,6 +75,7 @@ impl Error {
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Llm(_) => ErrorKind::Llm,
             Error::Cancelled => ErrorKind::Cancelled,
+            Error::BudgetReached { .. } => ErrorKind::Budget,
         }
     }
 

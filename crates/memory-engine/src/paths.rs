@@ -122,6 +122,16 @@ pub fn project_dir(projects: &Path, key: &str) -> PathBuf {
         .unwrap_or(exact)
 }
 
+/// The project a memory dir belongs to, by name: the folder holding it (`<base>/projects/<name>/
+/// memory`), as change sets and usage records name it; empty for a dir with no parent.
+pub fn project_of(memory_dir: &Path) -> String {
+    memory_dir
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The canonical git root of `start`: the nearest ancestor (of its real path) holding `.git`,
 /// except that a linked worktree maps to the main repository's root, so all worktrees of a repo
 /// share one memory dir. The worktree link is trusted only when it is consistent both ways —

@@ -369,7 +369,7 @@ async fn an_openai_compatible_embeddings_server_is_a_source_of_vectors() {
     };
     let engine = engine_at(&home);
     let selector = engine
-        .recall_selector(&LlmOverrides::default())
+        .recall_selector(&LlmOverrides::default(), Path::new(RECALL_SET))
         .expect("selector");
     assert!(matches!(selector, Selector::Semantic(_)));
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &selector).await;
@@ -393,7 +393,7 @@ async fn an_openai_compatible_embeddings_server_is_a_source_of_vectors() {
     // Cached in Engram's data dir: another process asks the server nothing.
     let again = engine_at(&home);
     let selector = again
-        .recall_selector(&LlmOverrides::default())
+        .recall_selector(&LlmOverrides::default(), Path::new(RECALL_SET))
         .expect("selector");
     let measured_again = recall_set::measure(&again, Path::new(RECALL_SET), &selector).await;
     assert_eq!(measured_again.overall, measured.overall);
@@ -416,11 +416,11 @@ async fn an_unreachable_embeddings_server_degrades_to_lexical_recall_and_says_wh
         ),
     )
     .expect("config");
+    let dir = Path::new(RECALL_SET).join("tidy-cli");
     let selector = fx
         .engine
-        .recall_selector(&LlmOverrides::default())
+        .recall_selector(&LlmOverrides::default(), &dir)
         .expect("selector");
-    let dir = Path::new(RECALL_SET).join("tidy-cli");
     let request = RecallRequest {
         query: "Cut the 1.4.0 release with cargo-release".into(),
         ..RecallRequest::default()

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use memory_engine::agent_memory::{AgentMemory, AgentScope};
 use memory_engine::config::LlmOverrides;
 use memory_engine::job::JobKind;
+use memory_engine::llm::{Caller, ModelJob};
 use memory_engine::staging::StagedChangeSet;
 use tauri::State;
 
@@ -69,7 +70,13 @@ pub async fn stage_snapshot_merge(
     // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
     let client = {
         let engine = engine.clone();
-        blocking(move || Ok(engine.llm_client_for(&LlmOverrides::default())?.client)).await?
+        let caller = Caller::new(ModelJob::Merge, &name);
+        blocking(move || {
+            Ok(engine
+                .llm_client_for(&LlmOverrides::default(), &caller)?
+                .client)
+        })
+        .await?
     };
     let Some(client) = client else {
         return Err(memory_engine::Error::InvalidInput(

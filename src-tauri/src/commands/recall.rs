@@ -47,7 +47,8 @@ pub async fn recall_preview(
         ..LlmOverrides::default()
     };
     // `config.toml` and the API key (the keyring may block on D-Bus), off the async threads.
-    let setup = blocking(move || engine.recall_setup(&overrides)).await?;
+    let root = dir.root().to_path_buf();
+    let setup = blocking(move || engine.recall_setup(&overrides, &root)).await?;
     let request = RecallRequest {
         query,
         ..RecallRequest::default()

@@ -7,6 +7,7 @@
 //! AGENT` writes local memory out as a snapshot for the team to commit.
 
 use memory_engine::agent_memory::{AgentScope, SnapshotAction};
+use memory_engine::llm::{Caller, ModelJob};
 use memory_engine::Result;
 
 use super::{Context, Status};
@@ -105,7 +106,11 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             if args.merge {
                 let project = context.transcripts_project()?;
                 let staged = if args.propose {
-                    let Some(client) = engine.llm_client_for(&args.llm.overrides()?)?.client else {
+                    let caller = Caller::new(ModelJob::Merge, &project);
+                    let Some(client) = engine
+                        .llm_client_for(&args.llm.overrides()?, &caller)?
+                        .client
+                    else {
                         return Err(memory_engine::Error::InvalidInput(
                             "--propose needs a model: set [llm] provider in config.toml, or pass \
                              --provider"

@@ -68,7 +68,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     }
     let engine = &context.engine;
     let memory_dir = context.existing_memory_dir()?;
-    let setup = engine.recall_setup(&args.llm.overrides()?)?;
+    let setup = engine.recall_setup(&args.llm.overrides()?, memory_dir.root())?;
     let request = RecallRequest {
         query: args.query,
         limit: args.limit,

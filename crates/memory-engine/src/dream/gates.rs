@@ -2,7 +2,10 @@
 //! (FORMATS.md §8): enabled → hours since the last consolidation (the lock's mtime; no lock means
 //! never) ≥ `min_hours` → the session-scan throttle (10 minutes, kept in Engram's data dir) →
 //! sessions touched since (`<uuid>.jsonl` in the project's transcripts dir, not `agent-*`, the
-//! current session excluded) ≥ `min_sessions` → the lock is free.
+//! current session excluded) ≥ `min_sessions` → the lock is free. Engram adds one gate after
+//! `enabled`: a model dream waits while the daily token budget is reached (`[budget]`; see
+//! [`crate::llm::usage`]) — it holds for the whole day, so it is named before gates that open
+//! sooner, and the scheduler stops there without counting sessions.
 //!
 //! Two modes: [`CheckMode::Schedule`] is the scheduler's — it stops at the first closed gate, as
 //! Claude Code does, and records the scan time whenever it counted sessions; [`CheckMode::Inspect`]
@@ -18,6 +21,7 @@ use serde::Serialize;
 use super::lock::{self, epoch_ms, LockInfo};
 use crate::disk;
 use crate::error::{Error, Result};
+use crate::llm::BudgetStatus;
 
 /// The thresholds.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +53,8 @@ pub enum BlockedBy {
     Throttle,
     Sessions,
     Lock,
+    /// The daily token budget is reached and the dream would use a model.
+    Budget,
 }
 
 impl BlockedBy {
@@ -73,6 +79,10 @@ impl BlockedBy {
                 Some(pid) => format!("another dream holds the lock (pid {pid})"),
                 None => "another dream holds the lock".to_owned(),
             },
+            BlockedBy::Budget => match &status.budget {
+                Some(budget) => format!("{}; an offline dream can run", budget.reason()),
+                None => "the daily token budget is reached".to_owned(),
+            },
         }
     }
 }
@@ -93,6 +103,9 @@ pub struct DreamStatus {
     pub lock: LockInfo,
     pub blocked_by: Option<BlockedBy>,
     pub due: bool,
+    /// Today's tokens against the daily budget, when the dream would use a model and a budget
+    /// is set; `None` otherwise.
+    pub budget: Option<BudgetStatus>,
     /// When a running scheduler (the app's) next looks at this project and can count its
     /// sessions (ISO 8601); `None` when no scheduler runs.
     pub next_check: Option<String>,
@@ -151,6 +164,8 @@ pub struct GateInputs<'a> {
     pub current_session: Option<&'a str>,
     /// Where the last scan time is kept (Engram's data dir).
     pub throttle_file: &'a Path,
+    /// The daily budget, when the dream would use a model and a budget is set.
+    pub budget: Option<BudgetStatus>,
 }
 
 /// Checks the gates of one project.
@@ -171,6 +186,7 @@ pub fn check(inputs: GateInputs<'_>, mode: CheckMode) -> Result<DreamStatus> {
         lock,
         blocked_by: None,
         due: false,
+        budget: inputs.budget.clone(),
         next_check: None,
         scan_throttle: config.scan_throttle,
         last_scan_ms: read_scan(inputs.throttle_file),
@@ -181,6 +197,12 @@ pub fn check(inputs: GateInputs<'_>, mode: CheckMode) -> Result<DreamStatus> {
     let stop = mode == CheckMode::Schedule;
     if !config.enabled {
         blocked(BlockedBy::Disabled, &mut status);
+        if stop {
+            return Ok(status);
+        }
+    }
+    if inputs.budget.as_ref().is_some_and(|b| b.reached) {
+        blocked(BlockedBy::Budget, &mut status);
         if stop {
             return Ok(status);
         }
@@ -340,7 +362,63 @@ mod tests {
             now: at(NOW),
             current_session: Some(UUID[4]),
             throttle_file: &p.throttle,
+            budget: None,
         }
+    }
+
+    fn budget(tokens_today: u64, daily_tokens: u64) -> BudgetStatus {
+        BudgetStatus {
+            day: "2030-03-14".into(),
+            tokens_today,
+            daily_tokens: Some(daily_tokens),
+            reached: tokens_today >= daily_tokens,
+        }
+    }
+
+    #[test]
+    fn a_reached_budget_closes_the_gate_after_enabled_and_the_scheduler_counts_nothing() {
+        let p = project();
+        for id in &UUID[..5] {
+            touch(&p.transcripts.join(format!("{id}.jsonl")), NOW - 60);
+        }
+        let mut under = inputs(&p, true);
+        under.current_session = None;
+        under.budget = Some(budget(999, 1000));
+        let status = check(under.clone(), CheckMode::Inspect).expect("check");
+        assert_eq!(status.blocked_by, None, "under the budget: due");
+        assert_eq!(status.budget, Some(budget(999, 1000)));
+
+        let mut over = under.clone();
+        over.budget = Some(budget(1000, 1000));
+        let status = check(over.clone(), CheckMode::Inspect).expect("check");
+        assert_eq!(status.blocked_by, Some(BlockedBy::Budget));
+        assert!(!status.due);
+        assert_eq!(
+            status.sessions_since, 5,
+            "inspect still fills in every number"
+        );
+        assert_eq!(
+            BlockedBy::Budget.describe(&status),
+            "daily token budget reached (1,000 of 1,000 tokens today); an offline dream can run"
+        );
+        assert_eq!(
+            serde_json::to_value(&status).expect("json")["blockedBy"],
+            "budget"
+        );
+
+        let status = check(over, CheckMode::Schedule).expect("check");
+        assert_eq!(status.blocked_by, Some(BlockedBy::Budget));
+        assert!(
+            !p.throttle.exists(),
+            "the scheduler stops before counting sessions: no scan recorded"
+        );
+        let mut off = inputs(&p, false);
+        off.budget = Some(budget(5000, 1000));
+        assert_eq!(
+            check(off, CheckMode::Inspect).expect("check").blocked_by,
+            Some(BlockedBy::Disabled),
+            "a dream that is off says so first"
+        );
     }
 
     #[test]

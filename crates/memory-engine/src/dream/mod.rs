@@ -4,8 +4,9 @@
 //!
 //! - [`schedule`]: which enabled projects are due, one dream at a time (the tray, or
 //!   `engram dream run --if-due --all-projects` from cron).
-//! - [`gates`]: enabled → hours since the last consolidation → the scan throttle → sessions
-//!   since → the lock, cheapest first (FORMATS.md §8).
+//! - [`gates`]: enabled → the daily token budget (model dreams) → hours since the last
+//!   consolidation → the scan throttle → sessions since → the lock, cheapest first
+//!   (FORMATS.md §8).
 //! - [`lock`]: Claude Code's `.consolidate-lock`, byte- and mtime-compatible, so an Engram dream
 //!   and a Claude Code dream never run at once; Engram processes also take turns.
 //! - [`run`]: the run itself, with a model through the confined agent loop ([`prompt`]) or
@@ -29,9 +30,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::config::{Config, DreamPolicy};
+use crate::config::{Config, DreamPolicy, LlmOverrides};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::llm::BudgetStatus;
 use crate::staleness::iso_time;
 
 pub use gates::{BlockedBy, DreamStatus};
@@ -163,19 +165,37 @@ impl Engine {
     /// scheduler next looks at it.
     pub fn dream_status(&self, target: &DreamTarget) -> Result<DreamStatus> {
         self.recover_crashed_dream(target)?;
-        let settings = self.dream_settings(target)?;
-        let mut status = self.check_gates(target, &settings, None, gates::CheckMode::Inspect)?;
+        let config = self.load_config()?;
+        let settings = self.dream_settings_in(&config, target);
+        let budget = self.dream_budget(&config, &LlmOverrides::default())?;
+        let mut status =
+            self.check_gates(target, &settings, None, budget, gates::CheckMode::Inspect)?;
         status.next_check = self.next_dream_check(&status).map(iso_time);
         Ok(status)
     }
 
+    /// Today's tokens against the daily budget, when a dream under `config` and `overrides`
+    /// would use a model and a budget is set (what the budget gate looks at); `None` otherwise.
+    pub(crate) fn dream_budget(
+        &self,
+        config: &Config,
+        overrides: &LlmOverrides,
+    ) -> Result<Option<BudgetStatus>> {
+        let remote = self.llm_settings(config, overrides).provider.is_remote();
+        if !remote || config.budget.daily_tokens.is_none() {
+            return Ok(None);
+        }
+        self.budget_in(config).map(Some)
+    }
+
     /// The gates of `target` under `settings` at the engine's now; `current_session` is never
-    /// counted.
+    /// counted; `budget` is [`Engine::dream_budget`]'s.
     pub(crate) fn check_gates(
         &self,
         target: &DreamTarget,
         settings: &DreamSettings,
         current_session: Option<&str>,
+        budget: Option<BudgetStatus>,
         mode: gates::CheckMode,
     ) -> Result<DreamStatus> {
         let throttle_file = self.dream_state_dir(&target.project)?.join("last-scan");
@@ -193,6 +213,7 @@ impl Engine {
                 now: self.clock().now(),
                 current_session,
                 throttle_file: &throttle_file,
+                budget,
             },
             mode,
         )

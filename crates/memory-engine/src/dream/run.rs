@@ -1,6 +1,7 @@
-//! One dream, start to end: gates (unless forced) → the lock → the run (a model through the
-//! confined agent loop, or offline) → its change set staged → applied at once under the `auto`
-//! policy or `--apply` (protected changes always wait) → the lock completed.
+//! One dream, start to end: gates (unless forced) → the daily token budget (a model dream only;
+//! never skipped, even forced) → the lock → the run (a model through the confined agent loop, or
+//! offline) → its change set staged → applied at once under the `auto` policy or `--apply`
+//! (protected changes always wait) → the lock completed.
 //!
 //! The run only ever stages: a kill (the job's token), a crash, a failure or a spent token budget
 //! leaves the memory dir exactly as it was and rolls the lock back to its prior mtime. While it
@@ -28,7 +29,7 @@ use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::job::CancellationToken;
-use crate::llm::{Client, ProviderKind, Usage};
+use crate::llm::{Caller, Client, ModelJob, ProviderKind, Usage};
 use crate::staging::ChangeSource;
 use crate::staleness::iso_time;
 
@@ -198,7 +199,8 @@ impl Engine {
         self.recover_crashed_dream(target)?;
         let config = self.load_config()?;
         let settings = self.dream_settings_in(&config, target);
-        let model = self.llm_client_for(&options.llm)?;
+        let model =
+            self.llm_client_for(&options.llm, &Caller::new(ModelJob::Dream, &target.project))?;
         let provider = model.settings.provider;
         let now = self.clock().now();
         let mut task = DreamTask::new(
@@ -213,13 +215,28 @@ impl Engine {
             GateCheck::Passed(_) | GateCheck::Skip => None,
         };
         if let Some(mode) = mode {
-            let status =
-                self.check_gates(target, &settings, options.current_session.as_deref(), mode)?;
+            let status = self.check_gates(
+                target,
+                &settings,
+                options.current_session.as_deref(),
+                model.budget.clone(),
+                mode,
+            )?;
             if let Some(blocked) = status.blocked_by {
                 task.status = TaskStatus::Skipped;
                 task.summary = Some(format!("not due: {}", blocked.describe(&status)));
                 return Ok(Ready::Skipped(Box::new(task), blocked));
             }
+        }
+        // `--force` and "Dream now" skip the gates, never the budget: it is the person's own
+        // limit on spending, not a schedule. The offline dream (`--provider offline`) still runs.
+        if let Some(budget) = model.over_budget() {
+            task.status = TaskStatus::Skipped;
+            task.summary = Some(format!(
+                "not run: {}; run it offline with --provider offline",
+                budget.reason()
+            ));
+            return Ok(Ready::Skipped(Box::new(task), BlockedBy::Budget));
         }
         crate::disk::create_dir_all(&target.memory_dir).at(&target.memory_dir)?;
         let held = match lock::try_acquire(

@@ -38,13 +38,21 @@ impl Engine {
     /// Claude Code's own check does, so calling this often stays cheap.
     pub fn due_dreams(&self) -> Result<Vec<(DreamTarget, DreamStatus)>> {
         let config = self.load_config()?;
+        // Read once: every project's dream spends from the same day's budget.
+        let budget = self.dream_budget(&config, &crate::config::LlmOverrides::default())?;
         let mut due = Vec::new();
         for target in self.dream_targets()? {
             let settings = self.dream_settings_in(&config, &target);
             if !settings.enabled {
                 continue;
             }
-            let status = self.check_gates(&target, &settings, None, CheckMode::Schedule)?;
+            let status = self.check_gates(
+                &target,
+                &settings,
+                None,
+                budget.clone(),
+                CheckMode::Schedule,
+            )?;
             if status.due {
                 due.push((target, status));
             }
@@ -293,6 +301,75 @@ mod tests {
             lock_of(&target.memory_dir).is_some(),
             "the other dream's consolidation stands"
         );
+    }
+
+    /// A model dream while the daily token budget is reached: not due for the scheduler, named
+    /// by `dream status`, skipped when forced — and the offline dream still runs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reached_budget_stops_model_dreams_even_forced_but_not_the_offline_dream() {
+        let (temp, _, target) = due_project("5m");
+        let engine = Engine::builder(Environment::empty().with("ANTHROPIC_API_KEY", "k"))
+            .claude_home(temp.path().join("claude"))
+            .engram_home(temp.path().join("engram"))
+            .build();
+        let mut config = engine.load_config().expect("config");
+        config.llm.provider = Some(crate::llm::ProviderKind::Anthropic);
+        // Nothing listens there: a call made by mistake would fail the run, not skip it.
+        config.llm.anthropic.base_url = Some("http://127.0.0.1:9".into());
+        config.budget.daily_tokens = Some(1000);
+        engine.save_config(&config).expect("save");
+        engine
+            .record_usage(
+                &crate::llm::Caller::new(crate::llm::ModelJob::Extract, "-other"),
+                crate::llm::ProviderKind::Anthropic,
+                "m",
+                &crate::llm::Usage {
+                    input_tokens: 1000,
+                    ..crate::llm::Usage::default()
+                },
+            )
+            .expect("spent");
+
+        assert!(engine.due_dreams().expect("due").is_empty(), "not due");
+        let status = engine.dream_status(&target).expect("status");
+        assert_eq!(status.blocked_by, Some(BlockedBy::Budget), "{status:?}");
+        assert_eq!(status.budget.as_ref().map(|b| b.tokens_today), Some(1000));
+        let forced = DreamOptions {
+            gates: GateCheck::Skip,
+            ..DreamOptions::default()
+        };
+        let outcome = engine
+            .run_dream(&target, &forced, &CancellationToken::new(), |_| {})
+            .await
+            .expect("run");
+        assert_eq!(outcome.status, TaskStatus::Skipped, "{outcome:?}");
+        assert_eq!(outcome.blocked_by, Some(BlockedBy::Budget));
+        assert!(
+            outcome
+                .summary
+                .contains("daily token budget reached (1,000 of 1,000"),
+            "{}",
+            outcome.summary
+        );
+        assert_eq!(
+            lock_of(&target.memory_dir),
+            None,
+            "the lock was never taken"
+        );
+
+        let offline = DreamOptions {
+            gates: GateCheck::Skip,
+            llm: crate::config::LlmOverrides {
+                provider: Some(crate::llm::ProviderKind::Offline),
+                ..Default::default()
+            },
+            ..DreamOptions::default()
+        };
+        let outcome = engine
+            .run_dream(&target, &offline, &CancellationToken::new(), |_| {})
+            .await
+            .expect("run");
+        assert_eq!(outcome.status, TaskStatus::Completed, "{outcome:?}");
     }
 
     /// The app's loop in real time: with `check_every = "1s"` the due project dreams within

@@ -10,7 +10,9 @@
 //!   when the new messages carry no prose (only tool output, code, JSON).
 //! - With a model: a confined agent run (at most [`MAX_TURNS`] turns; read anywhere in the memory
 //!   dir, write only inside it) following the two-step protocol, merging into existing files.
-//!   Offline: the rule-based extractor of [`offline`] — explicit statements only.
+//!   Offline: the rule-based extractor of [`offline`] — explicit statements only. With the daily
+//!   token budget reached (before or during the model's run) the rules extract instead, and the
+//!   outcome says so (`extractor: "offline"`, `reason`).
 //! - Every write becomes a change set. By default it is applied at once as actor `extract` (new
 //!   memories and additions wait for no one), except protected changes — rewriting or deleting
 //!   an existing `user`/`feedback` memory — which wait for review; the project setting
@@ -43,7 +45,7 @@ use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::job::CancellationToken;
-use crate::llm::ProviderKind;
+use crate::llm::{Caller, ModelJob, ProviderKind};
 use crate::memdir::RememberRequest;
 use crate::scan::manifest_line;
 use crate::staging::{ChangeSource, StagedChangeSet};
@@ -88,6 +90,8 @@ pub enum ExtractStatus {
 pub struct ExtractOutcome {
     pub session_id: String,
     pub status: ExtractStatus,
+    /// Why it was skipped or found nothing, or why the rules extracted although a model is
+    /// configured (the daily token budget).
     pub reason: Option<String>,
     /// Messages read since the cursor.
     pub messages: usize,
@@ -185,6 +189,7 @@ impl Engine {
             client,
             embedder,
             policy,
+            fallback,
             _lock,
         } = match prepared {
             Ready::Done(outcome) => return Ok(*outcome),
@@ -202,36 +207,31 @@ impl Engine {
                 refused: Vec::new(),
                 redacted: Vec::new(),
             };
-        let extractor = if client.is_some() { "model" } else { "offline" };
-        let mut set = match &client {
+        let mut fallback = fallback;
+        let by_model = match &client {
             Some(client) => {
-                let dir = self.memory_dir(&memory_dir);
-                let task = {
-                    let dir = dir.clone();
-                    let messages = new_messages.clone();
-                    tokio::task::spawn_blocking(move || brief(&dir, &messages))
-                        .await
-                        .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??
-                };
-                crate::disk::create_dir_all(&memory_dir).at(&memory_dir)?;
-                let agent = AgentOptions {
-                    system: system_prompt(),
-                    task,
-                    max_turns: MAX_TURNS,
-                    max_tokens: 4096,
-                    reason: "extract".to_owned(),
-                    transcripts: Vec::new(),
-                    token_budget: None,
-                    single_file: None,
-                };
-                let run = run_agent(client.as_ref(), &memory_dir, &agent, cancel, |_| {}).await?;
-                if run.finish == FinishReason::TokenBudget {
-                    return Err(Error::InvalidInput(
-                        "extraction spent its token budget".into(),
-                    ));
+                match self
+                    .extract_by_model(client.as_ref(), &memory_dir, &new_messages, cancel)
+                    .await
+                {
+                    // The budget ran out between two of the run's calls: nothing of the run is
+                    // kept (it only staged), the rules take over, and the outcome says why.
+                    Err(Error::BudgetReached { spent, limit }) => {
+                        fallback = Some(crate::llm::usage::budget_reason(spent, limit));
+                        None
+                    }
+                    other => Some(other?),
                 }
-                run.changes
             }
+            None => None,
+        };
+        let extractor = if by_model.is_some() {
+            "model"
+        } else {
+            "offline"
+        };
+        let mut set = match by_model {
+            Some(set) => set,
             None => {
                 let dir = self.memory_dir(&memory_dir);
                 let messages = new_messages.clone();
@@ -250,16 +250,20 @@ impl Engine {
         let redacted = redaction::redactions(&mut set);
         if set.is_empty() {
             self.write_cursor(&session, last_uuid.as_deref())?;
-            let mut nothing = outcome(ExtractStatus::Nothing, None, None, extractor);
+            let mut nothing = outcome(ExtractStatus::Nothing, fallback.clone(), None, extractor);
             if !refused.is_empty() {
-                nothing.reason = Some(format!(
+                let refusals = format!(
                     "refused: {}",
                     refused
                         .iter()
                         .map(|r| format!("{} ({})", r.file, r.reason))
                         .collect::<Vec<_>>()
                         .join(", ")
-                ));
+                );
+                nothing.reason = Some(match &fallback {
+                    Some(fallback) => format!("{fallback}; {refusals}"),
+                    None => refusals,
+                });
             }
             nothing.refused = refused;
             return Ok(nothing);
@@ -290,8 +294,43 @@ impl Engine {
         Ok(ExtractOutcome {
             refused,
             redacted,
-            ..outcome(ExtractStatus::Extracted, None, Some(staged), extractor)
+            ..outcome(ExtractStatus::Extracted, fallback, Some(staged), extractor)
         })
+    }
+
+    /// The model's extraction: a confined agent run over the memory dir, staged only.
+    async fn extract_by_model(
+        &self,
+        client: &dyn crate::llm::Client,
+        memory_dir: &Path,
+        new_messages: &[Message],
+        cancel: &CancellationToken,
+    ) -> Result<ChangeSet> {
+        let dir = self.memory_dir(memory_dir);
+        let task = {
+            let messages = new_messages.to_vec();
+            tokio::task::spawn_blocking(move || brief(&dir, &messages))
+                .await
+                .map_err(|e| Error::InvalidInput(format!("extract worker failed: {e}")))??
+        };
+        crate::disk::create_dir_all(memory_dir).at(memory_dir)?;
+        let agent = AgentOptions {
+            system: system_prompt(),
+            task,
+            max_turns: MAX_TURNS,
+            max_tokens: 4096,
+            reason: "extract".to_owned(),
+            transcripts: Vec::new(),
+            token_budget: None,
+            single_file: None,
+        };
+        let run = run_agent(client, memory_dir, &agent, cancel, |_| {}).await?;
+        if run.finish == FinishReason::TokenBudget {
+            return Err(Error::InvalidInput(
+                "extraction spent its token budget".into(),
+            ));
+        }
+        Ok(run.changes)
     }
 
     fn prepare_extract(&self, path: &Path, options: &ExtractOptions) -> Result<Ready> {
@@ -357,14 +396,21 @@ impl Engine {
             );
         }
         let config = self.load_config()?;
-        let model = self.llm_client_in(&config, &options.llm)?;
+        let model = self.llm_client_in(
+            &config,
+            &options.llm,
+            &Caller::new(ModelJob::Extract, &project),
+        )?;
         let embedder = match model.settings.provider {
             ProviderKind::Local => Some(self.embedder_in(&config)?),
             _ => None,
         };
-        let client = model.client;
+        // Over the daily budget the rules extract instead, and the outcome says why.
+        let fallback = model.over_budget().map(|budget| budget.reason());
+        let client = model.client.filter(|_| fallback.is_none());
         Ok(Ready::Go(Box::new(Prepared {
             embedder,
+            fallback,
             policy: options
                 .policy
                 .unwrap_or_else(|| self.extract_policy(&project)),
@@ -417,6 +463,8 @@ struct Prepared {
     /// Sentence vectors for "close to an existing memory" (provider `local`).
     embedder: Option<std::sync::Arc<dyn Embedder>>,
     policy: DreamPolicy,
+    /// Why the rules extract although a model is configured (the daily budget is reached).
+    fallback: Option<String>,
     _lock: fs::File,
 }
 

@@ -316,3 +316,82 @@ fn one_extraction_per_session_at_a_time_and_a_review_policy_stages_everything() 
         "staged, not applied"
     );
 }
+
+#[test]
+fn over_the_daily_budget_the_rules_extract_and_the_outcome_says_why() {
+    use crate::testing::{wire, Reply, ScriptedServer};
+    // The model's first call writes a file and spends 1,500 of a 1,000-token budget: its second
+    // call is refused, nothing of its run is kept, and the rules extract instead.
+    let server = ScriptedServer::queue(vec![
+        Reply::json(wire::anthropic_tools(
+            &[(
+                "w1",
+                "write",
+                json!({"path": "project_model.md", "content": "---\nname: m\ndescription: d\ntype: project\n---\nby the model\n"}),
+            )],
+            (1000, 500, 0, 0),
+        )),
+        Reply::json(wire::anthropic_text("Done.", (10, 10, 0, 0))),
+    ]);
+    let h = home_in(Environment::empty().with("ANTHROPIC_API_KEY", "k"));
+    fs::create_dir_all(h.engine.engram_home()).expect("home");
+    fs::write(
+        h.engine.config_path(),
+        format!(
+            "[llm]\nprovider = \"anthropic\"\n[llm.anthropic]\nbase_url = \"{}\"\n[budget]\ndaily_tokens = 1000\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    h.append(&[h.user("u1", None, "Remember that we deploy with Fly.io.")]);
+    let outcome = h.extract_as(crate::config::ProviderKind::Anthropic);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the run's second call was refused"
+    );
+    assert_eq!(outcome.extractor, "offline", "{outcome:?}");
+    assert_eq!(
+        outcome.reason.as_deref(),
+        Some("daily token budget reached (1,500 of 1,000 tokens today)")
+    );
+    assert_eq!(outcome.status, ExtractStatus::Extracted, "{outcome:?}");
+    let dir = h.memory_dir();
+    assert!(
+        !dir.join("project_model.md").exists(),
+        "the model's half-done run is dropped"
+    );
+    let index = fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    assert!(index.contains("Fly.io"), "{index}");
+    let report = h.engine.usage_report(1).expect("usage");
+    let project = h
+        .transcript
+        .parent()
+        .and_then(Path::file_name)
+        .expect("project")
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(report.rows.len(), 1, "{:?}", report.rows);
+    assert_eq!(
+        (report.rows[0].job.as_str(), report.rows[0].project.as_str()),
+        ("extract", project.as_str())
+    );
+
+    // Already over: the model is not asked; the rules run and say why.
+    h.append(&[h.user(
+        "u2",
+        Some("u1"),
+        "Remember that staging deploys come first.",
+    )]);
+    let outcome = h.extract_as(crate::config::ProviderKind::Anthropic);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no call once the budget is reached"
+    );
+    assert_eq!(outcome.extractor, "offline");
+    assert!(outcome
+        .reason
+        .as_deref()
+        .is_some_and(|r| r.starts_with("daily token budget reached")));
+}

@@ -193,7 +193,7 @@ impl Engine {
                 return Ok(None);
             }
             let memory_dir = engine.resolve_memory_dir(&cwd)?.memory_dir;
-            let setup = engine.recall_setup_in(&config, &overrides)?;
+            let setup = engine.recall_setup_in(&config, &overrides, &memory_dir)?;
             Ok::<_, Error>(Some((memory_dir, setup)))
         })
         .await

@@ -11,7 +11,9 @@
 //!
 //! Every call has a per-attempt timeout, retries 408/409/429/5xx and connection failures with
 //! exponential backoff (honouring `retry-after` / `retry-after-ms`), races a
-//! [`CancellationToken`], and reports the tokens it used ([`Usage`]), which jobs sum.
+//! [`CancellationToken`], and reports the tokens it used ([`Usage`]), which jobs sum. Every
+//! client Engram hands out ([`Engine::llm_client_for`](crate::Engine::llm_client_for)) logs each
+//! call's tokens for its job and project and holds it to the daily budget ([`usage`]).
 //!
 //! Requests and responses use one provider-neutral shape ([`Request`], [`Message`],
 //! [`ContentBlock`], [`Response`]) modelled on the Messages API, which each client translates to
@@ -28,6 +30,7 @@ pub mod probe;
 pub mod retry;
 pub mod settings;
 pub mod setup;
+pub mod usage;
 
 use std::fmt;
 use std::future::Future;
@@ -45,6 +48,7 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use crate::config::ProviderKind;
 pub use settings::{LlmSettings, ModelClient};
+pub use usage::{BudgetStatus, Caller, ModelJob};
 
 /// A boxed future, so [`Client`] stays object-safe.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

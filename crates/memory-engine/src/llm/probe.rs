@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::settings::client_for;
 use super::setup::{normalize_base_url, normalize_model};
+use super::usage::{Caller, ModelJob};
 use super::{clip, keys, ProviderKind, Request, RetryPolicy, Usage};
 use crate::config::LlmOverrides;
 use crate::engine::Engine;
@@ -148,7 +149,10 @@ impl Engine {
             ..RetryPolicy::default()
         };
         let client = match client_for(&settings, key, timeout, no_retry) {
-            Ok(Some(client)) => client,
+            // Logged like every call; never held to the budget (see `usage`).
+            Ok(Some(client)) => {
+                self.metered(client, Caller::new(ModelJob::ConnectionTest, ""), None)
+            }
             // Offline was refused above; a provider without a client has nothing to test.
             Ok(None) => return Err(offline_has_nothing_to_test()),
             Err(e) => return Ok(failed(check, &e)),

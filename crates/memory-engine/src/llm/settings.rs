@@ -1,7 +1,9 @@
 //! The one way from Engram's configuration to a model client: `config.toml` and the command
 //! line's choices become [`LlmSettings`] (flags over `config.toml` over the environment over the
 //! defaults), and the settings plus the API key (environment, then the OS keyring) become a
-//! [`Client`]. Recall, the prompt hook, the connection test, dreams and extraction all start here.
+//! [`Client`]. Recall, the prompt hook, the connection test, dreams and extraction all start here,
+//! and every client built here is metered ([`super::usage`]): its calls are logged for the
+//! [`Caller`] it was built for and held to the daily budget.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use serde::Serialize;
 use super::anthropic::{self, AnthropicClient};
 use super::embeddings::RemoteEmbeddings;
 use super::openai::{self, OpenAiClient};
+use super::usage::{BudgetStatus, Caller};
 use super::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
 use crate::config::{Config, EmbeddingSource, LlmOverrides, DEFAULT_TIMEOUT};
 use crate::embed::Embedder;
@@ -37,19 +40,38 @@ pub struct LlmSettings {
 #[derive(Clone)]
 pub struct ModelClient {
     pub settings: LlmSettings,
+    /// Metered for the caller it was built for: logged, and refused once the budget is reached.
     pub client: Option<Arc<dyn Client>>,
+    /// Today's tokens against the budget when there is a client and a budget; `None` otherwise.
+    pub budget: Option<BudgetStatus>,
+}
+
+impl ModelClient {
+    /// The budget, when it is reached and a model would be asked: the caller should do without
+    /// (every call of `client` would be refused).
+    pub fn over_budget(&self) -> Option<&BudgetStatus> {
+        self.budget
+            .as_ref()
+            .filter(|status| status.reached && self.client.is_some())
+    }
 }
 
 impl Engine {
-    /// The client for this run: `config.toml` read, `overrides` applied, the key looked up.
-    /// Reads the OS keyring, which may block on D-Bus: call from a blocking context. Fails with a
-    /// clear error when `config.toml` is malformed or Anthropic has no key.
-    pub fn llm_client_for(&self, overrides: &LlmOverrides) -> Result<ModelClient> {
-        self.llm_client_in(&self.load_config()?, overrides)
+    /// The client for this run of `caller`'s job: `config.toml` read, `overrides` applied, the
+    /// key looked up, the client metered for `caller` (see [`super::usage`]). Reads the OS
+    /// keyring, which may block on D-Bus: call from a blocking context. Fails with a clear error
+    /// when `config.toml` is malformed or Anthropic has no key.
+    pub fn llm_client_for(&self, overrides: &LlmOverrides, caller: &Caller) -> Result<ModelClient> {
+        self.llm_client_in(&self.load_config()?, overrides, caller)
     }
 
     /// [`Engine::llm_client_for`] with `config.toml` already read.
-    pub fn llm_client_in(&self, config: &Config, overrides: &LlmOverrides) -> Result<ModelClient> {
+    pub fn llm_client_in(
+        &self,
+        config: &Config,
+        overrides: &LlmOverrides,
+        caller: &Caller,
+    ) -> Result<ModelClient> {
         let settings = self.llm_settings(config, overrides);
         let key = keys::api_key(self.env(), settings.provider);
         let retry = RetryPolicy {
@@ -57,8 +79,18 @@ impl Engine {
             ..RetryPolicy::default()
         };
         let timeout = Duration::from_millis(settings.timeout_ms);
-        let client = client_for(&settings, key, timeout, retry)?;
-        Ok(ModelClient { settings, client })
+        let daily_tokens = config.budget.daily_tokens;
+        let client = client_for(&settings, key, timeout, retry)?
+            .map(|client| self.metered(client, caller.clone(), daily_tokens));
+        let budget = match (&client, daily_tokens) {
+            (Some(_), Some(_)) => Some(self.budget_in(config)?),
+            _ => None,
+        };
+        Ok(ModelClient {
+            settings,
+            client,
+            budget,
+        })
     }
 
     /// Where sentence vectors come from under `config`: the local model, or `[llm.openai]`'s
@@ -205,8 +237,9 @@ fn digest(key: &str) -> String {
 }
 
 /// A client for `settings` with this key, per-attempt timeout and retry policy; `None` for
-/// offline. Fails with a clear error when Anthropic has no key.
-pub(crate) fn client_for(
+/// offline. Fails with a clear error when Anthropic has no key. Unmetered: only
+/// [`Engine::llm_client_in`] and the connection test (which meter it) use it.
+pub(super) fn client_for(
     settings: &LlmSettings,
     api_key: Option<String>,
     timeout: Duration,
@@ -244,7 +277,10 @@ mod tests {
         let settings = engine.llm_settings(&config, &LlmOverrides::default());
         assert_eq!(settings.provider, ProviderKind::Offline);
         assert!(engine
-            .llm_client_for(&LlmOverrides::default())
+            .llm_client_for(
+                &LlmOverrides::default(),
+                &Caller::new(super::super::ModelJob::Recall, "")
+            )
             .expect("client")
             .client
             .is_none());

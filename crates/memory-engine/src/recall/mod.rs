@@ -41,7 +41,9 @@ use crate::disk::confined_path;
 use crate::embed::Embedder;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::llm::{Client, Message, ProviderKind, Request, StructuredOutput, Usage};
+use crate::llm::{
+    Caller, Client, Message, ModelJob, ProviderKind, Request, StructuredOutput, Usage,
+};
 use crate::memory_type::MemoryType;
 use crate::scan::{manifest_line, MemoryHeader};
 use crate::staleness::{age_label, memory_age_days, staleness_caveat};
@@ -204,7 +206,8 @@ pub struct RecallReport {
     /// Memory files that could not be read, so were not considered: `file: why`.
     pub unreadable: Vec<String>,
     /// Why the asked selector could not run and a simpler one ranked instead (e.g. the local
-    /// model is not installed: ranked lexically).
+    /// model is not installed: ranked lexically; the daily token budget is reached: ranked
+    /// locally).
     pub degraded: Option<String>,
     /// The relevance gate's rule in words, as it applied (`None` when a model chose).
     pub gate: Option<String>,
@@ -378,6 +381,12 @@ pub enum Selector {
     Semantic(Arc<dyn Embedder>),
     /// A model picks from the manifest (one side call).
     Model(Arc<dyn Client>),
+    /// A model was asked for, but the daily token budget is reached: `instead` (the local
+    /// model when installed, else lexical) ranks, and the report says why.
+    OverBudget {
+        instead: Box<Selector>,
+        reason: String,
+    },
 }
 
 /// Who selects for a recall set up from the configuration, and why that provider.
@@ -390,11 +399,13 @@ pub struct RecallSetup {
 
 impl Engine {
     /// The selector the provider in force (`overrides`, `config.toml`, else the default: local
-    /// when the local model is installed, else offline) asks for: `offline` → lexical, `local`
-    /// → sentence vectors (`[llm] embeddings`), `anthropic` / `openai` → that model. Blocking
-    /// (reads the config, and the keyring for a remote provider's key).
-    pub fn recall_selector(&self, overrides: &LlmOverrides) -> Result<Selector> {
-        Ok(self.recall_setup(overrides)?.selector)
+    /// when the local model is installed, else offline) asks for, recalling from `memory_dir`:
+    /// `offline` → lexical, `local` → sentence vectors (`[llm] embeddings`), `anthropic` /
+    /// `openai` → that model, its calls logged for the dir's project — unless the daily token
+    /// budget is reached: then the local model when installed, else lexical
+    /// ([`Selector::OverBudget`]). Blocking (reads the config, and the keyring for a key).
+    pub fn recall_selector(&self, overrides: &LlmOverrides, memory_dir: &Path) -> Result<Selector> {
+        Ok(self.recall_setup(overrides, memory_dir)?.selector)
     }
 
     /// [`Engine::recall_selector`] with `config.toml` already read.
@@ -402,13 +413,14 @@ impl Engine {
         &self,
         config: &Config,
         overrides: &LlmOverrides,
+        memory_dir: &Path,
     ) -> Result<Selector> {
-        Ok(self.recall_setup_in(config, overrides)?.selector)
+        Ok(self.recall_setup_in(config, overrides, memory_dir)?.selector)
     }
 
     /// [`Engine::recall_selector`] and why its provider is in force.
-    pub fn recall_setup(&self, overrides: &LlmOverrides) -> Result<RecallSetup> {
-        self.recall_setup_in(&self.load_config()?, overrides)
+    pub fn recall_setup(&self, overrides: &LlmOverrides, memory_dir: &Path) -> Result<RecallSetup> {
+        self.recall_setup_in(&self.load_config()?, overrides, memory_dir)
     }
 
     /// [`Engine::recall_setup`] with `config.toml` already read.
@@ -416,8 +428,26 @@ impl Engine {
         &self,
         config: &Config,
         overrides: &LlmOverrides,
+        memory_dir: &Path,
     ) -> Result<RecallSetup> {
-        let model = self.llm_client_in(config, overrides)?;
+        let caller = Caller::new(ModelJob::Recall, crate::paths::project_of(memory_dir));
+        let model = self.llm_client_in(config, overrides, &caller)?;
+        if let Some(budget) = model.over_budget() {
+            // Only the in-process model: `[llm] embeddings = "openai"` would call a server too.
+            let (instead, how) = if self.embeddings().is_installed() {
+                let local = Arc::clone(self.embeddings()) as Arc<dyn Embedder>;
+                (Selector::Semantic(local), "ranked locally")
+            } else {
+                (Selector::Lexical, "ranked offline")
+            };
+            return Ok(RecallSetup {
+                selector: Selector::OverBudget {
+                    instead: Box::new(instead),
+                    reason: format!("{}; {how}", budget.reason()),
+                },
+                provider_reason: model.settings.provider_reason,
+            });
+        }
         let selector = match (model.settings.provider, model.client) {
             (ProviderKind::Local, _) => Selector::Semantic(self.embedder_in(config)?),
             (_, Some(client)) => Selector::Model(client),
@@ -478,9 +508,13 @@ impl Engine {
         bars: &Bars,
         cancel: &CancellationToken,
     ) -> Result<RecallReport> {
+        let (selector, over_budget) = match selector {
+            Selector::OverBudget { instead, reason } => (instead.as_ref(), Some(reason.clone())),
+            other => (other, None),
+        };
         let client = match selector {
             Selector::Model(client) => Some(Arc::clone(client)),
-            Selector::Lexical | Selector::Semantic(_) => None,
+            Selector::Lexical | Selector::Semantic(_) | Selector::OverBudget { .. } => None,
         };
         let started = Instant::now();
         let limit = if request.limit == 0 {
@@ -508,7 +542,7 @@ impl Engine {
             elapsed_ms: 0,
             skipped: None,
             unreadable: Vec::new(),
-            degraded: None,
+            degraded: over_budget,
             gate: None,
             provider_reason: None,
         };
@@ -578,7 +612,10 @@ impl Engine {
                             semantic
                         }
                         Err(e) => {
-                            report.degraded = Some(format!("{e}; ranked lexically"));
+                            report.degraded = Some(match report.degraded.take() {
+                                Some(why) => format!("{why}, but {e}; ranked lexically"),
+                                None => format!("{e}; ranked lexically"),
+                            });
                             lexical
                         }
                     };
@@ -1296,6 +1333,83 @@ mod tests {
                 err.to_string().contains("I think the honesty one."),
                 "{err}"
             );
+        }
+
+        /// Over the daily budget a remote selector is not asked: recall ranks offline (no local
+        /// model here) and the report says why; under it, the model's call is logged for the
+        /// dir's project.
+        #[tokio::test]
+        async fn over_the_daily_budget_recall_ranks_without_the_model_and_says_why() {
+            let fx = stockerly(0);
+            let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+                &[(
+                    "toolu_sel",
+                    SELECTION_NAME,
+                    json!({"selected_memories": ["project_vision.md"]}),
+                )],
+                (900, 30, 0, 0),
+            ))]);
+            let home = fx.engine.engram_home();
+            let engine = Engine::builder(Environment::empty().with("ANTHROPIC_API_KEY", "k"))
+                .clock(Arc::new(FixedClock::new(
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(NOW),
+                )))
+                .engram_home(&home)
+                .build();
+            let mut config = Config::default();
+            config.llm.provider = Some(ProviderKind::Anthropic);
+            config.llm.anthropic.base_url = Some(server.url());
+            config.budget.daily_tokens = Some(1000);
+            let query = "Who is the beta for?";
+
+            let selector = engine
+                .recall_selector_in(&config, &LlmOverrides::default(), &fx.memory)
+                .expect("selector");
+            assert!(matches!(selector, Selector::Model(_)), "under the budget");
+            let report = engine
+                .recall(
+                    &fx.memory,
+                    &request(query),
+                    &selector,
+                    &CancellationToken::new(),
+                )
+                .await
+                .expect("recall");
+            assert_eq!(report.provider, ProviderKind::Anthropic);
+            let usage = engine.usage_report(1).expect("usage");
+            assert_eq!(usage.rows.len(), 1);
+            assert_eq!(usage.rows[0].job, "recall");
+            assert_eq!(
+                usage.rows[0].project,
+                crate::paths::project_of(&fx.memory),
+                "the dir's project"
+            );
+            assert_eq!(usage.rows[0].total_tokens, 930);
+
+            config.budget.daily_tokens = Some(930);
+            let selector = engine
+                .recall_selector_in(&config, &LlmOverrides::default(), &fx.memory)
+                .expect("selector");
+            assert!(
+                matches!(&selector, Selector::OverBudget { instead, .. } if matches!(**instead, Selector::Lexical)),
+                "no local model installed here: lexical"
+            );
+            let report = engine
+                .recall(
+                    &fx.memory,
+                    &request(query),
+                    &selector,
+                    &CancellationToken::new(),
+                )
+                .await
+                .expect("recall");
+            assert_eq!(server.requests().len(), 1, "the model was not asked again");
+            assert_eq!(report.provider, ProviderKind::Offline);
+            assert_eq!(
+                report.degraded.as_deref(),
+                Some("daily token budget reached (930 of 930 tokens today); ranked offline")
+            );
+            assert!(!report.results.is_empty(), "still recalls: {report:?}");
         }
     }
 }

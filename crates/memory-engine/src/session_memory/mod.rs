@@ -16,7 +16,8 @@
 //!   section to its budget when the summary goes into a compaction.
 //! - [`compaction_start`]: where a compaction's kept messages start (see its docs).
 //! - The update is an agent run whose only tool is `edit` on that one file; offline (no model),
-//!   a deterministic summary is built from the transcript ([`offline_summary`]).
+//!   a deterministic summary is built from the transcript ([`offline_summary`]) — also when the
+//!   daily token budget is reached, and then the view says so (`reason`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::job::CancellationToken;
+use crate::llm::{Caller, ModelJob};
 use crate::transcript::{Message, Transcript};
 
 /// The sections, in order, with their italic descriptions (Claude Code's template).
@@ -414,6 +416,9 @@ pub struct SessionMemoryView {
     pub due: Option<Due>,
     /// `model` or `offline`, when this view follows an update.
     pub updated_by: Option<String>,
+    /// Why an update was written offline although a model is configured (the daily token
+    /// budget is reached).
+    pub reason: Option<String>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -495,8 +500,17 @@ impl Engine {
             .ok()
             .filter(|text| check_structure(text).is_ok())
             .unwrap_or_else(template);
-        let client = self.llm_client_for(overrides)?.client;
-        let (updated, by) = match client {
+        let project = transcript
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let model =
+            self.llm_client_for(overrides, &Caller::new(ModelJob::SessionMemory, project))?;
+        // Over the daily budget the offline summary is written instead, and the view says why.
+        let mut fallback = model.over_budget().map(|budget| budget.reason());
+        let client = model.client.filter(|_| fallback.is_none());
+        let by_model = match client {
             Some(client) => {
                 let since = state
                     .as_ref()
@@ -515,18 +529,30 @@ impl Engine {
                     token_budget: None,
                     single_file: Some("summary.md".into()),
                 };
-                let run = run_agent(client.as_ref(), &dir, &options, cancel, |_| {}).await?;
-                let edited = run
-                    .changes
-                    .staged_content("summary.md")
-                    .flatten()
-                    .map(str::to_owned)
-                    .unwrap_or(current);
-                check_structure(&edited).map_err(|why| {
-                    Error::InvalidInput(format!("the model's summary was discarded: {why}"))
-                })?;
-                (edited, "model")
+                match run_agent(client.as_ref(), &dir, &options, cancel, |_| {}).await {
+                    // The budget ran out between two calls of the run: offline instead.
+                    Err(Error::BudgetReached { spent, limit }) => {
+                        fallback = Some(crate::llm::usage::budget_reason(spent, limit));
+                        None
+                    }
+                    run => {
+                        let edited = run?
+                            .changes
+                            .staged_content("summary.md")
+                            .flatten()
+                            .map(str::to_owned)
+                            .unwrap_or(current);
+                        check_structure(&edited).map_err(|why| {
+                            Error::InvalidInput(format!("the model's summary was discarded: {why}"))
+                        })?;
+                        Some(edited)
+                    }
+                }
             }
+            None => None,
+        };
+        let (updated, by) = match by_model {
+            Some(edited) => (edited, "model"),
             None => (offline_summary(&parsed, &messages), "offline"),
         };
         write_private(&path, &updated)?;
@@ -537,12 +563,9 @@ impl Engine {
         let json = serde_json::to_vec(&state)
             .map_err(|e| Error::InvalidInput(format!("cannot encode session memory state: {e}")))?;
         disk::atomic_write(&self.summary_state_path(&session), &json)?;
-        Ok(Some(view(
-            &session,
-            transcript,
-            due(&messages, Some(&state)),
-            Some(by),
-        )))
+        let mut view = view(&session, transcript, due(&messages, Some(&state)), Some(by));
+        view.reason = fallback;
+        Ok(Some(view))
     }
 }
 
@@ -582,6 +605,7 @@ fn view(session: &str, transcript: &Path, due: Option<Due>, by: Option<&str>) ->
         path,
         due,
         updated_by: by.map(str::to_owned),
+        reason: None,
     }
 }
 

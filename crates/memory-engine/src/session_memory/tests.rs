@@ -306,3 +306,72 @@ fn a_model_update_may_edit_only_summary_md() {
         "write, other file, read: denied"
     );
 }
+
+#[test]
+fn over_the_daily_budget_the_summary_is_written_offline_and_says_why() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let transcript = genuine(tmp.path());
+    // The first call spends 1,500 of a 1,000-token budget; the run's second call is refused.
+    let server = ScriptedServer::queue(vec![
+        Reply::json(wire::anthropic_tools(
+            &[("r1", "read", json!({"path": "summary.md"}))],
+            (1000, 500, 0, 0),
+        )),
+        Reply::json(wire::anthropic_text("Updated.", (10, 10, 0, 0))),
+    ]);
+    let engine = Engine::builder(
+        Environment::empty()
+            .with("HOME", tmp.path().to_string_lossy())
+            .with("ANTHROPIC_API_KEY", "k"),
+    )
+    .claude_home(tmp.path().join(".claude"))
+    .engram_home(tmp.path().join("engram"))
+    .build();
+    std::fs::create_dir_all(engine.engram_home()).expect("home");
+    std::fs::write(
+        engine.config_path(),
+        format!(
+            "[llm]\nprovider = \"anthropic\"\n\n[llm.anthropic]\nbase_url = \"{}\"\n\n[budget]\ndaily_tokens = 1000\n",
+            server.url()
+        ),
+    )
+    .expect("config");
+    let update = || {
+        runtime()
+            .block_on(engine.update_session_memory(
+                &transcript,
+                &LlmOverrides::default(),
+                true,
+                &CancellationToken::new(),
+            ))
+            .expect("update")
+            .expect("forced")
+    };
+    let view = update();
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the second call of the run was refused"
+    );
+    assert_eq!(view.updated_by.as_deref(), Some("offline"));
+    assert_eq!(
+        view.reason.as_deref(),
+        Some("daily token budget reached (1,500 of 1,000 tokens today)")
+    );
+    assert!(check_structure(&view.content.expect("written")).is_ok());
+    let report = engine.usage_report(1).expect("usage");
+    assert_eq!(report.rows.len(), 1, "{:?}", report.rows);
+    assert_eq!(report.rows[0].job, "sessionMemory");
+    assert_eq!(report.rows[0].project, "-path-to-Demo");
+    assert_eq!(report.rows[0].total_tokens, 1500);
+
+    // Already over: the model is not asked at all.
+    let view = update();
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no call once the budget is reached"
+    );
+    assert_eq!(view.updated_by.as_deref(), Some("offline"));
+    assert!(view.reason.is_some());
+}
