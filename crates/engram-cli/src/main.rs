@@ -86,6 +86,8 @@ enum Command {
     Models(commands::models::Args),
     /// Memory no session loads any more (old worktree keys, moved projects); merge it back.
     Stranded(commands::stranded::Args),
+    /// Tokens used by every model call, per day, project and job; today's against the budget.
+    Usage(commands::usage::Args),
 }
 
 fn main() -> ExitCode {
@@ -119,6 +121,7 @@ fn main() -> ExitCode {
         Command::Secrets(args) => commands::secrets::run(&context, args),
         Command::Models(args) => commands::models::run(&context, args),
         Command::Stranded(args) => commands::stranded::run(&context, args),
+        Command::Usage(args) => commands::usage::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

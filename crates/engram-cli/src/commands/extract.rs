@@ -1,8 +1,9 @@
 //! `engram extract ID|PATH [--stage|--apply]`: extracts memories from a session's messages since
 //! its cursor, as the Stop hook does after each turn. `--json` prints the change set as
-//! `engram changes show` does (plus `"status"` and `"reason"` when nothing was proposed, and
-//! `"refused"` and `"redacted"`). Each secret replaced and each file refused is also one line
-//! on stderr, whatever the output.
+//! `engram changes show` does (plus `"status"` when nothing was proposed, `"refused"` and
+//! `"redacted"`, and always `"extractor"`, `model` or `offline`, and `"reason"`, e.g. why the
+//! rules extracted when the daily token budget is reached). Each secret replaced and each file
+//! refused is also one line on stderr, whatever the output.
 
 use memory_engine::config::DreamPolicy;
 use memory_engine::extract::{ExtractOptions, ExtractStatus};
@@ -74,6 +75,10 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         json["redacted"] = serde_json::to_value(&outcome.redacted)
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
+        // Who extracted, and why the rules did when a model is configured (the daily budget).
+        json["extractor"] = serde_json::Value::from(outcome.extractor.as_str());
+        json["reason"] = serde_json::to_value(&outcome.reason)
+            .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         output::print_json(&json)?;
         return Ok(Status::Success);
     }
@@ -86,6 +91,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                 outcome.extractor,
                 outcome.messages
             );
+            if let Some(reason) = &outcome.reason {
+                text.push_str(&format!("  {}\n", style.paint(Color::Yellow, reason)));
+            }
             for file in &set.files {
                 text.push_str(&format!(
                     "  {:<8} {}\n",
@@ -104,8 +112,13 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         }
         (ExtractStatus::UpToDate, _) => "nothing new since the last extraction\n".to_owned(),
         (ExtractStatus::Nothing, _) => format!(
-            "nothing worth keeping in {} new messages\n",
-            outcome.messages
+            "nothing worth keeping in {} new messages{}\n",
+            outcome.messages,
+            outcome
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
         ),
         (_, _) => format!(
             "skipped: {}\n",

@@ -26,6 +26,7 @@ pub mod show;
 pub mod stranded;
 pub mod team;
 pub mod transcript;
+pub mod usage;
 pub mod r#where;
 
 use std::path::{Path, PathBuf};

@@ -45,6 +45,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     } else {
         context.engine.session_memory(&path)?
     };
+    if let Some(reason) = &view.reason {
+        output::warning_line(&format!("{reason}: the summary was written offline"));
+    }
     if context.json() {
         output::print_json(&view)?;
         return Ok(Status::Success);

@@ -26,3 +26,4 @@ mod search_fix;
 mod sessions;
 mod staging;
 mod team;
+mod usage;
