@@ -14,9 +14,11 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|app]`,
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|app|budget]`,
 //! or `engram-bench --soak MINUTES` for the soak (`soak.rs`, `make soak`).
-//! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`.
+//! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`; the
+//! daily token budget at work (extractions switching to offline, a forced dream skipped, what
+//! the check costs) in `budget.rs`.
 
 use std::fs;
 use std::io::Read;
@@ -25,6 +27,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod app;
+mod budget;
 mod extract;
 mod recall;
 mod sessions;
@@ -132,6 +135,12 @@ fn run() -> Result<(), String> {
         recall::recall_quality(&engine, &selectors)?;
         recall::recall_latency(&options.corpus)?;
         recall::embedding_throughput(&options.corpus)?;
+        if options.only.is_some() {
+            return Ok(());
+        }
+    }
+    if matches!(options.only.as_deref(), None | Some("budget")) {
+        budget::budget_behaviour(&options.corpus)?;
         if options.only.is_some() {
             return Ok(());
         }
