@@ -36,6 +36,8 @@ const COMMANDS: &[&str] = &[
     "test_connection",
     "start_at_login",
     "set_start_at_login",
+    "token_usage",
+    "set_daily_budget",
     "recall_preview",
     "cancel_recall",
     "dream_overview",

@@ -1,7 +1,8 @@
 //! Engram in the background: the prompt hook's server (`memory_engine::hooks::server`), the
 //! dream scheduler's loop (the engine decides which project is due;
-//! this only wakes it up), "Dream now" and "Pause" from the tray, the tray's status line, and a
-//! desktop notification when a dream leaves changes waiting for review.
+//! this only wakes it up), "Dream now" and "Pause" from the tray, the tray's status line, a
+//! desktop notification when a dream leaves changes waiting for review, and today's token usage:
+//! the tray's line kept current and one notification a day when 80 % of the budget is used.
 //!
 //! One dream at a time in the app: every dream here (and the window's "Dream now") runs as the
 //! engine's one `Dream` job, so starting one cancels none and the scheduler waits while one runs.
@@ -9,8 +10,10 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use memory_engine::config::LlmOverrides;
 use memory_engine::dream::{DreamEvent, DreamEventKind, DreamOptions, DreamTask, GateCheck};
-use memory_engine::llm::CancellationToken;
+use memory_engine::llm::usage::{format_tokens, BudgetStatus};
+use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::JobKind;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
@@ -21,6 +24,11 @@ use crate::state::AppState;
 /// The first look for a due project, shortly after start (not at once: the window comes first),
 /// or sooner when `[dream] check_every` is shorter. Then one look every `check_every`.
 const FIRST_TICK: Duration = Duration::from_secs(60);
+
+/// How often today's token usage is read for the tray's line and the 80 % notice: the hooks'
+/// workers (other processes) make model calls too, so the app looks rather than waits to be told.
+/// Each look reads only what was logged since the last one.
+const USAGE_CHECK: Duration = Duration::from_secs(30);
 
 /// How long quitting waits for the hook server and the scheduler to stop (socket removed, a
 /// dream in progress rolled back).
@@ -54,19 +62,30 @@ pub struct Snapshot {
     pub waiting: usize,
     pub paused: bool,
     pub current_project: Option<String>,
+    /// Today's tokens against the budget; `None` when they cannot be read (a broken
+    /// `config.toml`).
+    pub budget: Option<BudgetStatus>,
+    /// The budget is reached and dreams would use a model: "Dream now" dreams offline instead.
+    pub dreams_over_budget: bool,
 }
 
 pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
     let state = app.state::<AppState>();
     let engine = state.engine();
+    let config = engine.load_config().ok();
     Snapshot {
         dreaming: app.try_state::<Background>().and_then(|b| b.dreaming()),
         waiting: engine.waiting_change_sets().map_or(0, |sets| sets.len()),
-        paused: engine
-            .load_config()
-            .map(|c| c.dream.background == Some(false))
-            .unwrap_or(false),
+        paused: config
+            .as_ref()
+            .is_some_and(|c| c.dream.background == Some(false)),
         current_project: state.watched_project(),
+        budget: config.as_ref().and_then(|c| engine.budget_in(c).ok()),
+        dreams_over_budget: config
+            .as_ref()
+            .and_then(|c| engine.dream_budget(c, &LlmOverrides::default()).ok())
+            .flatten()
+            .is_some_and(|b| b.reached),
     }
 }
 
@@ -114,10 +133,23 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
                 .await;
         }
     });
+    let usage = tauri::async_runtime::spawn({
+        let app = app.clone();
+        let stop = stop.clone();
+        async move {
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(USAGE_CHECK) => {}
+                    () = stop.cancelled() => break,
+                }
+                watch_usage(&app).await;
+            }
+        }
+    });
     *background
         .tasks
         .lock()
-        .unwrap_or_else(PoisonError::into_inner) = vec![server, scheduler];
+        .unwrap_or_else(PoisonError::into_inner) = vec![server, scheduler, usage];
     quit_on_signals(app);
 }
 
@@ -147,11 +179,49 @@ fn quit_on_signals<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// The tray's "Dream now": dreams the project the window shows, gates skipped.
+/// One look at today's tokens: the tray's line follows, and the person is told once a day when
+/// 80 % of the budget is used (the engine remembers the day it told, for every process).
+async fn watch_usage<R: Runtime>(app: &AppHandle<R>) {
+    let engine = app.state::<AppState>().engine().clone();
+    let notice = tauri::async_runtime::spawn_blocking(move || engine.budget_notice_due()).await;
+    crate::tray::refresh(app);
+    match notice {
+        Ok(Ok(Some(status))) => notify(app, "Engram: token budget", &budget_notice_body(&status)),
+        Ok(Ok(None)) => {}
+        Ok(Err(error)) => eprintln!("engram-app: token usage: {error}"),
+        Err(error) => eprintln!("engram-app: token usage: {error}"),
+    }
+}
+
+/// The 80 % notice: how much is used, and what happens at the budget.
+fn budget_notice_body(status: &BudgetStatus) -> String {
+    format!(
+        "{} of today's {} tokens are used ({} %). At the budget, dreams, extraction and recall \
+         stop asking the model until tomorrow.",
+        format_tokens(status.tokens_today),
+        format_tokens(status.daily_tokens.unwrap_or(0)),
+        status.percent().unwrap_or(0)
+    )
+}
+
+/// A desktop notification, when there is a notification service (not in the shell's tests, nor
+/// in a bare X session).
+fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
+    if app
+        .try_state::<tauri_plugin_notification::Notification<R>>()
+        .is_some()
+    {
+        let _ = app.notification().builder().title(title).body(body).show();
+    }
+}
+
+/// The tray's "Dream now": dreams the project the window shows, gates skipped — offline when
+/// the daily token budget is reached (a model dream would be skipped; the menu says so).
 pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
     let Some(project) = app.state::<AppState>().watched_project() else {
         return;
     };
+    let offline = snapshot(app).dreams_over_budget;
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let engine = app.state::<AppState>().engine().clone();
@@ -168,6 +238,10 @@ pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
         let job = engine.jobs().start(JobKind::Dream);
         let options = DreamOptions {
             gates: GateCheck::Skip,
+            llm: LlmOverrides {
+                provider: offline.then_some(ProviderKind::Offline),
+                ..LlmOverrides::default()
+            },
             ..DreamOptions::default()
         };
         if let Err(error) = engine
@@ -250,16 +324,12 @@ pub fn finished<R: Runtime>(app: &AppHandle<R>, task: &DreamTask) {
             .unwrap_or(0);
         // The plugin is absent from the shell tests build; no notification daemon (a bare X
         // session, CI) is not an error worth reporting either.
-        let notifications = app
-            .try_state::<tauri_plugin_notification::Notification<R>>()
-            .is_some();
-        if waiting > 0 && notifications {
-            let _ = app
-                .notification()
-                .builder()
-                .title("Engram: changes to review")
-                .body(notification_body(&task.project, waiting))
-                .show();
+        if waiting > 0 {
+            notify(
+                app,
+                "Engram: changes to review",
+                &notification_body(&task.project, waiting),
+            );
         }
     }
 }
@@ -284,6 +354,21 @@ mod tests {
         assert_eq!(
             notification_body("p", 4),
             "A dream on p left 4 changes waiting for your review."
+        );
+    }
+
+    #[test]
+    fn the_budget_notice_says_how_much_is_used_and_what_happens_at_the_budget() {
+        let status = BudgetStatus {
+            day: "2030-03-14".into(),
+            tokens_today: 80_512,
+            daily_tokens: Some(100_000),
+            reached: false,
+        };
+        assert_eq!(
+            budget_notice_body(&status),
+            "80,512 of today's 100,000 tokens are used (80 %). At the budget, dreams, extraction \
+             and recall stop asking the model until tomorrow."
         );
     }
 }

@@ -64,6 +64,9 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::team::sync::SyncReport::export_all_to(dir)?;
     engine::config::ProjectTeamConfig::export_all_to(dir)?;
     engine::secrets::SecretFinding::export_all_to(dir)?;
+    // Token usage and the daily budget (issue #21).
+    engine::llm::usage::UsageReport::export_all_to(dir)?;
+    engine::llm::usage::BudgetStatus::export_all_to(dir)?;
     export_rules(dir)
 }
 

@@ -65,6 +65,8 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::settings::test_connection,
         commands::settings::start_at_login,
         commands::settings::set_start_at_login,
+        commands::settings::token_usage,
+        commands::settings::set_daily_budget,
         commands::recall::recall_preview,
         commands::recall::cancel_recall,
         commands::dreams::dream_overview,

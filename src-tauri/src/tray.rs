@@ -1,12 +1,14 @@
 //! The tray icon and its menu: a status line (idle, dreaming <project>, N change sets waiting),
-//! "Dream now" for the project the window shows, "Pause background dreams", "Open Engram" and
-//! "Quit". Closing the window keeps Engram in the tray; Quit really quits.
+//! today's tokens against the daily budget ("Today: 12,345 of 100,000 tokens"), "Dream now" for
+//! the project the window shows (offline once the budget is reached), "Pause background dreams",
+//! "Open Engram" and "Quit". Closing the window keeps Engram in the tray; Quit really quits.
 //!
 //! Installed only by [`crate::run`], never by [`crate::builder`]: building a tray needs a real GTK
 //! (the mock runtime of tests panics), and under Xvfb it has no host to show in. What a menu item
-//! does is decided by [`TrayAction::from_id`], and what the status line says by [`status_text`]:
-//! plain functions that tests cover without a desktop.
+//! does is decided by [`TrayAction::from_id`], and what the lines say by [`status_text`],
+//! [`usage_text`] and [`dream_now_text`]: plain functions that tests cover without a desktop.
 
+use memory_engine::llm::usage::{format_tokens, BudgetStatus};
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
@@ -59,10 +61,39 @@ pub fn status_text(dreaming: Option<&str>, waiting: usize, paused: bool) -> Stri
     }
 }
 
+/// Today's tokens: "Today: 12,345 of 100,000 tokens", "… · budget reached", or without a budget
+/// "Today: 12,345 tokens".
+pub fn usage_text(budget: Option<&BudgetStatus>) -> String {
+    let Some(budget) = budget else {
+        return "Today's token usage cannot be read".to_owned();
+    };
+    let today = format_tokens(budget.tokens_today);
+    match budget.daily_tokens {
+        Some(limit) if budget.reached => {
+            format!(
+                "Today: {today} of {} tokens · budget reached",
+                format_tokens(limit)
+            )
+        }
+        Some(limit) => format!("Today: {today} of {} tokens", format_tokens(limit)),
+        None => format!("Today: {today} tokens"),
+    }
+}
+
+/// "Dream now" for the project the window shows; offline when the budget is reached.
+pub fn dream_now_text(project: Option<&str>, over_budget: bool) -> String {
+    match (project, over_budget) {
+        (Some(project), false) => format!("Dream now: {project}"),
+        (Some(project), true) => format!("Dream now offline: {project} (token budget reached)"),
+        (None, _) => "Dream now (open a project first)".to_owned(),
+    }
+}
+
 /// The menu items whose text or state changes, managed once the tray is installed (its presence
 /// also tells the window that closing should hide it, not quit).
 pub struct TrayMenu<R: Runtime> {
     status: MenuItem<R>,
+    usage: MenuItem<R>,
     pause: CheckMenuItem<R>,
     dream_now: MenuItem<R>,
 }
@@ -70,6 +101,7 @@ pub struct TrayMenu<R: Runtime> {
 /// Adds the tray icon (the app icon) with its menu; a left click brings the window back.
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let status = MenuItem::with_id(app, "status", "Idle", false, None::<&str>)?;
+    let usage = MenuItem::with_id(app, "usage", usage_text(None), false, None::<&str>)?;
     let dream_now = MenuItem::with_id(
         app,
         TrayAction::DreamNow.id(),
@@ -98,6 +130,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         app,
         &[
             &status,
+            &usage,
             &separator()?,
             &dream_now,
             &pause,
@@ -135,6 +168,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     tray.build(app)?;
     app.manage(TrayMenu {
         status,
+        usage,
         pause,
         dream_now,
     });
@@ -153,11 +187,12 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
         snapshot.waiting,
         snapshot.paused,
     ));
+    let _ = menu.usage.set_text(usage_text(snapshot.budget.as_ref()));
     let _ = menu.pause.set_checked(snapshot.paused);
-    let _ = menu.dream_now.set_text(match &snapshot.current_project {
-        Some(project) => format!("Dream now: {project}"),
-        None => "Dream now (open a project first)".to_owned(),
-    });
+    let _ = menu.dream_now.set_text(dream_now_text(
+        snapshot.current_project.as_deref(),
+        snapshot.dreams_over_budget,
+    ));
     let _ = menu
         .dream_now
         .set_enabled(snapshot.current_project.is_some() && snapshot.dreaming.is_none());
@@ -203,6 +238,11 @@ mod tests {
             None,
             "the status line does nothing"
         );
+        assert_eq!(
+            TrayAction::from_id("usage"),
+            None,
+            "nor does the usage line"
+        );
         assert_eq!(TrayAction::from_id(""), None);
     }
 
@@ -222,6 +262,35 @@ mod tests {
             status_text(Some("p"), 2, true),
             "Dreaming p · 2 change sets waiting",
             "a dream started by hand runs even when background dreams are paused"
+        );
+    }
+
+    #[test]
+    fn the_usage_line_reads_todays_tokens_against_the_budget() {
+        let status = |tokens_today, daily_tokens: Option<u64>| BudgetStatus {
+            day: "2030-03-14".into(),
+            tokens_today,
+            daily_tokens,
+            reached: daily_tokens.is_some_and(|limit| tokens_today >= limit),
+        };
+        assert_eq!(
+            usage_text(Some(&status(12_345, Some(100_000)))),
+            "Today: 12,345 of 100,000 tokens"
+        );
+        assert_eq!(
+            usage_text(Some(&status(100_200, Some(100_000)))),
+            "Today: 100,200 of 100,000 tokens · budget reached"
+        );
+        assert_eq!(usage_text(Some(&status(42, None))), "Today: 42 tokens");
+        assert_eq!(usage_text(None), "Today's token usage cannot be read");
+        assert_eq!(dream_now_text(Some("p"), false), "Dream now: p");
+        assert_eq!(
+            dream_now_text(Some("p"), true),
+            "Dream now offline: p (token budget reached)"
+        );
+        assert_eq!(
+            dream_now_text(None, true),
+            "Dream now (open a project first)"
         );
     }
 }

@@ -7,8 +7,8 @@
 //! `WebKitWebDriver` and `ui/dist` built). Run it with
 //! `xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p engram-app
 //! --features engram-app/custom-protocol --test e2e_settings_recall -- --ignored`.
-//! Screenshots land in `<target dir>/e2e-screenshots/`: settings-offline, settings, recall,
-//! recall-offline.
+//! Screenshots land in `<target dir>/e2e-screenshots/`: settings-offline, settings,
+//! settings-budget, recall, recall-over-budget, recall-offline, settings-budget-reached.
 
 #![cfg(unix)]
 
@@ -216,6 +216,37 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         "{config}"
     );
 
+    // The token budget: so far today, the connection test's 22 tokens. A budget of 25 is near
+    // (88 %); the recall below starts under it and ends over it.
+    scroll_into_view(&client, "[data-testid='budget-settings']").await;
+    wait_until_text(&client, "[data-testid='usage-today']", "Today: 22 tokens").await;
+    replace_text(&client, "input[name='daily-tokens']", "25").await;
+    click_text(
+        &client,
+        "[data-testid='budget-settings'] button",
+        "Set budget",
+    )
+    .await;
+    wait_until_text(
+        &client,
+        "[data-testid='usage-today']",
+        "Today: 22 of 25 tokens",
+    )
+    .await;
+    wait_for(
+        &client,
+        "[data-testid='budget-settings'] [data-level='near']",
+    )
+    .await;
+    let config = wait_until(|| {
+        fs::read_to_string(engram_home.join("config.toml"))
+            .ok()
+            .filter(|c| c.contains("daily_tokens = 25"))
+    })
+    .await;
+    assert!(config.contains("provider = \"openai\""), "{config}");
+    screenshot(&client, "settings-budget.png").await;
+
     // Recall in the project: the configured model picks the memory about the currency bug.
     // The sidebar's first section (its label's ellipsis styling hides it from WebDriver's text).
     click(
@@ -266,6 +297,22 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         asked.contains("execute_trade still hardcodes USD")
             && asked.contains("project_decision.md"),
         "the selector sees the prompt and the manifest: {asked}"
+    );
+
+    // The model's 623 tokens took the day over its budget: the next recall with the configured
+    // model does not ask it, ranks on this machine and says why; Settings shows it reached.
+    click_text(&client, "[data-testid='recall-panel'] button", "Run").await;
+    wait_until_text(
+        &client,
+        "[data-testid='recall-degraded']",
+        "Daily token budget reached (645 of 25 tokens today)",
+    )
+    .await;
+    screenshot(&client, "recall-over-budget.png").await;
+    assert_eq!(
+        server.requests().len(),
+        selection.len(),
+        "over the budget the model is not asked"
     );
 
     // Offline needs no model and finds the same memory by its words.
@@ -338,5 +385,18 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     );
     let output = reply.output.expect("recalled");
     assert!(output.contains("project_decision.md"), "{output}");
+
+    // Back in Settings the day is over its budget, with what each job spent.
+    click(&client, "[data-testid='nav-settings']").await;
+    wait_until_text(
+        &client,
+        "[data-testid='usage-today']",
+        "Today: 645 of 25 tokens",
+    )
+    .await;
+    wait_for(&client, "[data-testid='budget-reached']").await;
+    wait_until_text(&client, "[data-testid='usage-by-job']", "Recall").await;
+    scroll_into_view(&client, "[data-testid='budget-settings']").await;
+    screenshot(&client, "settings-budget-reached.png").await;
     client.close().await.expect("end the session");
 }

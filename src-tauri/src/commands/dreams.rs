@@ -3,10 +3,11 @@
 //! only their lifecycle, as the [`crate::events::DREAM_FINISHED`] event (so does this one, for
 //! the other windows and the tray).
 
-use memory_engine::config::DreamPolicy;
+use memory_engine::config::{DreamPolicy, LlmOverrides};
 use memory_engine::dream::{
     DreamEvent, DreamOptions, DreamSettings, DreamStatus, DreamTask, GateCheck,
 };
+use memory_engine::llm::ProviderKind;
 use memory_engine::JobKind;
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -63,13 +64,16 @@ pub async fn set_dream_settings(
 }
 
 /// Dreams `project` now (the gates skipped, the lock taken), streaming every step over
-/// `on_event`; returns the finished task. Another dream started in this app replaces this one;
+/// `on_event`; returns the finished task. `offline`: the offline dream whatever the configured
+/// model (what the window offers once the daily token budget is reached: a model dream is
+/// skipped then, even started by hand). Another dream started in this app replaces this one;
 /// [`kill_dream`] stops it.
 #[tauri::command]
 pub async fn start_dream<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     project: String,
+    offline: bool,
     on_event: Channel<DreamEvent>,
 ) -> Result<DreamTask> {
     state.memory_dir(&project)?;
@@ -83,6 +87,10 @@ pub async fn start_dream<R: Runtime>(
     let job = engine.jobs().start(JobKind::Dream);
     let options = DreamOptions {
         gates: GateCheck::Skip,
+        llm: LlmOverrides {
+            provider: offline.then_some(ProviderKind::Offline),
+            ..LlmOverrides::default()
+        },
         ..DreamOptions::default()
     };
     let outcome = engine

@@ -2,6 +2,8 @@
 //! OpenAI-compatible server), each provider's model and base URL in `config.toml`, API keys in
 //! the OS keyring (never in a file), and a connection test with the values being edited.
 //!
+//! Also the daily token budget (`[budget] daily_tokens`) and today's usage against it.
+//!
 //! Every command reads or writes the keyring, which may block on D-Bus, so all run on the
 //! blocking pool. The key commands answer with the whole [`LlmSetup`] so the screen shows where
 //! each key now comes from without a second call.
@@ -14,6 +16,7 @@ use memory_engine::job::JobKind;
 use memory_engine::llm::keys;
 use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
 use memory_engine::llm::setup::{LlmChoice, LlmSetup};
+use memory_engine::llm::usage::{BudgetStatus, UsageReport};
 use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::{EmbedAllProgress, EmbedAllReport};
 use serde::Serialize;
@@ -81,6 +84,27 @@ pub async fn test_connection(
         .test_connection(&test, &CancellationToken::new())
         .await
         .map_err(Error::from)
+}
+
+/// Every model call of the last `days` days (today included) summed per day, project, job,
+/// provider and model, and today's tokens against the daily budget.
+#[tauri::command]
+pub async fn token_usage(state: State<'_, AppState>, days: u32) -> Result<UsageReport> {
+    let engine = state.engine().clone();
+    blocking(move || engine.usage_report(days)).await
+}
+
+/// Sets the daily token budget in `config.toml` (`null` removes it); the tray's line follows.
+#[tauri::command]
+pub async fn set_daily_budget<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: State<'_, AppState>,
+    daily_tokens: Option<u64>,
+) -> Result<BudgetStatus> {
+    let engine = state.engine().clone();
+    let status = blocking(move || engine.set_daily_budget(daily_tokens)).await?;
+    crate::tray::refresh(&app);
+    Ok(status)
 }
 
 /// Whether Engram starts at login (so the tray can consolidate in the background). `false` where
@@ -287,6 +311,55 @@ mod tests {
             "{error}"
         );
         assert!(!shell.engram_home().join("config.toml").exists());
+    }
+
+    #[test]
+    fn the_daily_budget_is_set_in_config_toml_and_todays_usage_is_read_against_it() {
+        let shell = Shell::new();
+        let status = shell
+            .invoke("set_daily_budget", json!({ "dailyTokens": 50000 }))
+            .expect("set");
+        assert_eq!(status["dailyTokens"], 50000, "{status}");
+        assert_eq!(status["tokensToday"], 0);
+        assert_eq!(status["reached"], false);
+        let text = fs::read_to_string(shell.engram_home().join("config.toml")).expect("file");
+        assert!(
+            text.contains("[budget]") && text.contains("daily_tokens = 50000"),
+            "{text}"
+        );
+        // A call logged by any process (a hook's worker) is in today's usage.
+        let engine = memory_engine::Engine::builder(memory_engine::Environment::empty())
+            .engram_home(shell.engram_home())
+            .build();
+        engine
+            .record_usage(
+                &memory_engine::llm::Caller::new(memory_engine::llm::ModelJob::Extract, "-p"),
+                memory_engine::llm::ProviderKind::Anthropic,
+                "claude-haiku-4-5",
+                &memory_engine::llm::Usage {
+                    input_tokens: 41_000,
+                    output_tokens: 1_000,
+                    ..Default::default()
+                },
+            )
+            .expect("logged");
+        let usage = shell
+            .invoke("token_usage", json!({ "days": 1 }))
+            .expect("usage");
+        assert_eq!(usage["budget"]["tokensToday"], 42_000, "{usage}");
+        assert_eq!(usage["rows"][0]["job"], "extract");
+        assert_eq!(usage["rows"][0]["calls"], 1);
+
+        let refused = shell
+            .invoke("set_daily_budget", json!({ "dailyTokens": 0 }))
+            .expect_err("0 allows nothing");
+        assert_eq!(refused["kind"], "invalidInput", "{refused}");
+        let removed = shell
+            .invoke("set_daily_budget", json!({ "dailyTokens": null }))
+            .expect("removed");
+        assert_eq!(removed["dailyTokens"], Value::Null);
+        let text = fs::read_to_string(shell.engram_home().join("config.toml")).expect("file");
+        assert!(!text.contains("daily_tokens"), "{text}");
     }
 
     #[test]

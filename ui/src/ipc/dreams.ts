@@ -17,11 +17,12 @@ export const dreamsCommands = {
   setDreamSettings: (project: string, enabled: boolean | null, policy: DreamPolicy | null) =>
     call<DreamSettings>("set_dream_settings", { project, enabled, policy }),
   /** Dreams now (gates skipped, lock taken); every step reaches `onEvent` as it happens; resolves
-   * with the finished task. */
-  startDream: (project: string, onEvent: (event: DreamEvent) => void) => {
+   * with the finished task. `offline`: the offline dream whatever the model (what is offered once
+   * the daily token budget is reached: a model dream is skipped then). */
+  startDream: (project: string, onEvent: (event: DreamEvent) => void, offline = false) => {
     const channel = new Channel<DreamEvent>();
     channel.onmessage = onEvent;
-    return call<DreamTask>("start_dream", { project, onEvent: channel });
+    return call<DreamTask>("start_dream", { project, offline, onEvent: channel });
   },
   /** `false` when no dream runs on the project. */
   killDream: (project: string) => call<boolean>("kill_dream", { project }),

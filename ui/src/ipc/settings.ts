@@ -1,5 +1,5 @@
 // src-tauri/src/commands/settings.rs: the language model Engram's jobs use, API keys in the OS
-// keyring, and a connection test.
+// keyring, a connection test, and the daily token budget with today's usage.
 
 import type { ConnectionCheck } from "./bindings/ConnectionCheck";
 import type { EmbedAllProgress } from "./bindings/EmbedAllProgress";
@@ -10,6 +10,8 @@ import type { LlmSetup } from "./bindings/LlmSetup";
 import type { LocalModelStatus } from "./bindings/LocalModelStatus";
 import type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
 import type { ProviderKind } from "./bindings/ProviderKind";
+import type { BudgetStatus } from "./bindings/BudgetStatus";
+import type { UsageReport } from "./bindings/UsageReport";
 import { Channel } from "@tauri-apps/api/core";
 
 import { call } from "./call";
@@ -46,4 +48,9 @@ export const settingsCommands = {
   },
   /** Stops the model download (which then rejects with kind `cancelled`) or the embedding. */
   stopModelWork: () => call<boolean>("stop_model_work"),
+  /** Every model call of the last `days` days (today included) per day, project, job, provider
+   * and model, and today's tokens against the daily budget. */
+  tokenUsage: (days: number) => call<UsageReport>("token_usage", { days }),
+  /** Sets the daily token budget (`null` removes it; 0 rejects with kind `invalidInput`). */
+  setDailyBudget: (dailyTokens: number | null) => call<BudgetStatus>("set_daily_budget", { dailyTokens }),
 };

@@ -39,6 +39,14 @@ describe("gateVerdict", () => {
     });
   });
 
+  it("says a model dream waits for tomorrow once the token budget is reached", () => {
+    const budget = { day: "2026-11-22", tokensToday: 101_000, dailyTokens: 100_000, reached: true };
+    expect(gateVerdict(dreamStatus({ blockedBy: "budget", budget }), dreamSettings())).toEqual({
+      due: false,
+      text: "Waiting: today's token budget is reached (101,000 of 100,000 tokens); model dreams resume tomorrow.",
+    });
+  });
+
   it("says when a due dream waits for a paused scheduler", () => {
     const due = dreamStatus({ blockedBy: null, due: true });
     expect(gateVerdict(due, dreamSettings()).due).toBe(true);

@@ -82,6 +82,11 @@ export function gateVerdict(
         due: false,
         text: `Not due: ${formatCount(status.sessionsSince)} of ${countOf(status.minSessions, "session", "sessions")} since the last consolidation.`,
       };
+    case "budget":
+      return {
+        due: false,
+        text: `Waiting: today's token budget is reached (${formatCount(status.budget?.tokensToday ?? 0)} of ${formatCount(status.budget?.dailyTokens ?? 0)} tokens); model dreams resume tomorrow.`,
+      };
     case "lock":
       return {
         due: false,

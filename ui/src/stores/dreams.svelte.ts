@@ -59,8 +59,9 @@ export class DreamStore {
     await Promise.all([this.overview.load(), this.sets.load()]);
   }
 
-  /** Dreams now, the gates skipped; every event replaces the live task. */
-  async start(): Promise<void> {
+  /** Dreams now, the gates skipped (`offline`: without the model, as offered once the daily
+   * token budget is reached); every event replaces the live task. */
+  async start(offline = false): Promise<void> {
     if (this.starting || this.running) return;
     this.error = null;
     this.starting = true;
@@ -75,7 +76,7 @@ export class DreamStore {
         this.starting = false;
         // The dream took the lock: the gates read again say so.
         if (event.kind === "started") void this.overview.load();
-      });
+      }, offline);
       this.live = task;
     } catch (reason) {
       this.error = toCommandError(reason);

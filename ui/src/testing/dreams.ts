@@ -28,6 +28,7 @@ export function dreamStatus(overrides: Partial<DreamStatus> = {}): DreamStatus {
     lock: { path: `${MEMORY_DIR}/.consolidate-lock`, exists: true, pid: null, alive: false, mtime: "2026-11-22T03:00:00Z" },
     blockedBy: "time",
     due: false,
+    budget: null,
     nextCheck: null,
     ...overrides,
   };

@@ -26,6 +26,11 @@ export interface Call {
 /** What every screen may ask without a test caring: answered unless a test says otherwise. */
 const BACKGROUND_HANDLERS: Record<string, Handler> = {
   start_at_login: () => false,
+  token_usage: () => ({
+    rows: [],
+    skipped: [],
+    budget: { day: "2026-11-22", tokensToday: 0, dailyTokens: null, reached: false },
+  }),
 };
 
 export function mockShell(testHandlers: Record<string, Handler>) {

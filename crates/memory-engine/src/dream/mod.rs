@@ -176,7 +176,8 @@ impl Engine {
 
     /// Today's tokens against the daily budget, when a dream under `config` and `overrides`
     /// would use a model and a budget is set (what the budget gate looks at); `None` otherwise.
-    pub(crate) fn dream_budget(
+    /// The tray asks it to offer the offline dream once the budget is reached.
+    pub fn dream_budget(
         &self,
         config: &Config,
         overrides: &LlmOverrides,

@@ -198,6 +198,7 @@ impl BudgetStatus {
 }
 
 /// What [`Engine::usage_report`] read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {

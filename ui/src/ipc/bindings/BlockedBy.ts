@@ -3,4 +3,4 @@
 /**
  * The first gate that is closed.
  */
-export type BlockedBy = "disabled" | "time" | "throttle" | "sessions" | "lock";
+export type BlockedBy = "disabled" | "time" | "throttle" | "sessions" | "lock" | "budget";

@@ -5,4 +5,4 @@
  * shell's own failures. Listed here (not re-exported) so a kind added to the engine fails to
  * compile until the UI's copy of this enum — generated from it — knows it too.
  */
-export type ErrorKind = "io" | "parse" | "invalidInput" | "pathDenied" | "notFound" | "conflict" | "llm" | "cancelled" | "internal";
+export type ErrorKind = "io" | "parse" | "invalidInput" | "pathDenied" | "notFound" | "conflict" | "llm" | "cancelled" | "budget" | "internal";

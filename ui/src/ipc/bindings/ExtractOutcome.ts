@@ -7,7 +7,12 @@ import type { StagedChangeSet } from "./StagedChangeSet";
 /**
  * What an extraction did (`engram extract --json` prints the change set; this adds the rest).
  */
-export type ExtractOutcome = { sessionId: string, status: ExtractStatus, reason: string | null, 
+export type ExtractOutcome = { sessionId: string, status: ExtractStatus, 
+/**
+ * Why it was skipped or found nothing, or why the rules extracted although a model is
+ * configured (the daily token budget).
+ */
+reason: string | null, 
 /**
  * Messages read since the cursor.
  */

@@ -49,7 +49,8 @@ skipped: string | null,
 unreadable: Array<string>, 
 /**
  * Why the asked selector could not run and a simpler one ranked instead (e.g. the local
- * model is not installed: ranked lexically).
+ * model is not installed: ranked lexically; the daily token budget is reached: ranked
+ * locally).
  */
 degraded: string | null, 
 /**

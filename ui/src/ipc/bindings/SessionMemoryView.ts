@@ -13,4 +13,9 @@ due: Due | null,
 /**
  * `model` or `offline`, when this view follows an update.
  */
-updatedBy: string | null, };
+updatedBy: string | null, 
+/**
+ * Why an update was written offline although a model is configured (the daily token
+ * budget is reached).
+ */
+reason: string | null, };

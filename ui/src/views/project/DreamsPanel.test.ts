@@ -106,6 +106,41 @@ describe("the Dreams tab", () => {
     ]);
   });
 
+  it("offers the offline dream instead once the daily token budget is reached", async () => {
+    const budget = { day: "2026-11-22", tokensToday: 120_000, dailyTokens: 100_000, reached: true };
+    const calls = shell({
+      dream_overview: () => overview({ status: dreamStatus({ blockedBy: "budget", budget }) }),
+      start_dream: () => dreamTask({ status: "completed", provider: "offline" }),
+    });
+    panel();
+
+    const button = (await screen.findByTestId("dream-now")) as HTMLButtonElement;
+    expect(button.textContent).toContain("Dream offline");
+    expect(button.getAttribute("data-offline")).toBe("true");
+    expect(screen.getByTestId("dream-budget-note").textContent).toContain(
+      "today's token budget is reached (120,000 of 100,000 tokens)",
+    );
+    expect(screen.getByTestId("gate-verdict").textContent).toContain("model dreams resume tomorrow");
+    await fireEvent.click(button);
+    await expect.poll(() => calls.of("start_dream")).toHaveLength(1);
+    expect(calls.of("start_dream")[0]?.args.offline).toBe(true);
+  });
+
+  it("asks for the configured model's dream while under the budget", async () => {
+    const budget = { day: "2026-11-22", tokensToday: 10, dailyTokens: 100_000, reached: false };
+    const calls = shell({
+      dream_overview: () => overview({ status: dreamStatus({ budget }) }),
+      start_dream: () => dreamTask({ status: "completed" }),
+    });
+    panel();
+    const button = (await screen.findByTestId("dream-now")) as HTMLButtonElement;
+    expect(button.textContent).toContain("Dream now");
+    expect(screen.queryByTestId("dream-budget-note")).toBeNull();
+    await fireEvent.click(button);
+    await expect.poll(() => calls.of("start_dream")).toHaveLength(1);
+    expect(calls.of("start_dream")[0]?.args.offline).toBe(false);
+  });
+
   it("streams a dream started with Dream now: phase, turns, files, tokens and time, then its outcome", async () => {
     let send: (event: DreamEvent) => void = () => {};
     let finish: (task: DreamTask) => void = () => {};

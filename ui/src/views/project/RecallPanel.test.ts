@@ -26,6 +26,22 @@ function result(file: string): HTMLElement {
 beforeEach(() => forgetRecalls());
 
 describe("the Recall panel", () => {
+  it("says why it ranked without the model when the daily token budget is reached", async () => {
+    mockShell({
+      llm_setup: () => llmSetup({ provider: "anthropic" }),
+      recall_preview: () =>
+        recallPreview({
+          provider: "offline",
+          degraded: "daily token budget reached (101,000 of 100,000 tokens today); ranked offline",
+        }),
+    });
+    render(RecallPanel, { project: PROJECT, onopen: () => {} });
+    await type("Fix the multi-currency bug in execute_trade");
+    await fireEvent.keyDown(prompt(), { key: "Enter", ctrlKey: true });
+    const note = await screen.findByTestId("recall-degraded");
+    expect(note.textContent).toContain("Daily token budget reached (101,000 of 100,000 tokens today); ranked offline.");
+  });
+
   it("runs a prompt with Ctrl+Enter and shows each memory that would be injected, why, and its cost", async () => {
     const shell = mockShell({
       llm_setup: () => llmSetup(),
