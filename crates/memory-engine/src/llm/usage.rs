@@ -405,10 +405,26 @@ impl Engine {
         type Key = (String, String, String, String, String);
         let mut sums: BTreeMap<Key, UsageRow> = BTreeMap::new();
         let mut skipped = Vec::new();
-        for back in 0..days.max(1) {
-            let Some(day) = today.checked_sub_days(Days::new(u64::from(back))) else {
-                break;
-            };
+        // The files there are, not every date asked for: `--days 100000` costs one listing.
+        let oldest = today
+            .checked_sub_days(Days::new(u64::from(days.max(1) - 1)))
+            .unwrap_or(NaiveDate::MIN);
+        let dir = self.usage_dir();
+        let mut logged: Vec<NaiveDate> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .flatten()
+                .filter_map(|entry| {
+                    let name = entry.file_name();
+                    let day = name.to_str()?.strip_suffix(".jsonl")?;
+                    NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()
+                })
+                .filter(|day| (oldest..=today).contains(day))
+                .collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        logged.sort_unstable();
+        for day in logged {
             let path = self.usage_file(day);
             let text = match fs::read(&path) {
                 Ok(bytes) => bytes,
@@ -780,6 +796,16 @@ mod tests {
         );
         assert_eq!(report.budget.tokens_today, 62);
         assert_eq!(engine.usage_report(9).expect("report").rows.len(), 5);
+        fs::write(engine.usage_dir().join("notes.jsonl"), "{}\n").expect("a stray file");
+        assert_eq!(
+            engine
+                .usage_report(u32::MAX)
+                .expect("every day there is")
+                .rows
+                .len(),
+            5,
+            "only dated logs are read"
+        );
     }
 
     #[test]
