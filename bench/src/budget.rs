@@ -227,8 +227,13 @@ fn check_cost(root: &Path) -> Result<(), String> {
         "budget   today's total: {} for the first read of a day of {} calls, then {} a look (config.toml read too; only what was appended is read); logging a call {}",
         crate::format_duration(first_read),
         format_tokens(CALLS as u64),
-        crate::format_duration(check),
-        crate::format_duration(log)
+        micros(check),
+        micros(log)
     );
     Ok(())
+}
+
+/// Short spans in microseconds: the per-call costs are far under a millisecond.
+fn micros(d: Duration) -> String {
+    format!("{:.0} µs", d.as_secs_f64() * 1e6)
 }
