@@ -255,6 +255,12 @@ impl Engine {
                 return Ok(Ready::Skipped(Box::new(task), BlockedBy::Lock));
             }
         };
+        // Recorded the moment the lock is ours, before anything slow (the transcripts scan):
+        // a process killed from here on leaves a task naming the prior mtime, so the next look
+        // rolls the lock back instead of taking the crash for a consolidation.
+        task.prior_mtime = Some(held.prior_mtime_ms());
+        task.status = TaskStatus::Running;
+        self.save_running_task(&task)?;
         if let GateCheck::Passed(checked) = &options.gates {
             let consolidated_at = checked.lock.mtime_ms.filter(|_| checked.lock.exists);
             let prior = held.prior_mtime_ms();
@@ -262,20 +268,26 @@ impl Engine {
                 // Another dream (Claude Code's, or another Engram's) finished between the
                 // scheduler's check and this lock: its consolidation restarts the clock.
                 held.rollback()?;
+                self.clear_running_task(&task);
                 task.status = TaskStatus::Skipped;
                 task.summary = Some("not due: consolidated since the scheduler checked".into());
                 return Ok(Ready::Skipped(Box::new(task), BlockedBy::Time));
             }
         }
-        task.prior_mtime = Some(held.prior_mtime_ms());
         let since = held.prior_mtime_ms();
-        let sessions = gates::sessions_touched_since(
+        let sessions = match gates::sessions_touched_since(
             &target.transcripts_dir,
             since,
             options.current_session.as_deref(),
-        )?;
+        ) {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                held.rollback()?;
+                self.clear_running_task(&task);
+                return Err(e);
+            }
+        };
         task.sessions_reviewing = sessions.clone();
-        task.status = TaskStatus::Running;
         self.save_running_task(&task)?;
         Ok(Ready::Go(Box::new(Prepared {
             task,
@@ -457,17 +469,23 @@ impl Engine {
         disk::atomic_write(&path, &json)
     }
 
-    /// Appends the finished task to `runs.jsonl` and clears `task.json` if it is this task's.
-    fn finish_task(&self, task: &DreamTask) -> Result<()> {
-        let dir = self.dream_state_dir(&task.project)?;
-        crate::disk::create_dir_all(&dir).at(&dir)?;
-        let running = dir.join("task.json");
+    /// Removes `task.json` if it names `task`: the run ended before it began.
+    fn clear_running_task(&self, task: &DreamTask) {
         if self
             .running_dream(&task.project)
             .is_some_and(|r| r.id == task.id)
         {
-            let _ = fs::remove_file(&running);
+            if let Ok(dir) = self.dream_state_dir(&task.project) {
+                let _ = fs::remove_file(dir.join("task.json"));
+            }
         }
+    }
+
+    /// Appends the finished task to `runs.jsonl` and clears `task.json` if it is this task's.
+    fn finish_task(&self, task: &DreamTask) -> Result<()> {
+        let dir = self.dream_state_dir(&task.project)?;
+        crate::disk::create_dir_all(&dir).at(&dir)?;
+        self.clear_running_task(task);
         let mut line = serde_json::to_string(task)
             .map_err(|e| Error::InvalidInput(format!("cannot encode task: {e}")))?;
         line.push('\n');
