@@ -415,7 +415,9 @@ impl Engine {
         overrides: &LlmOverrides,
         memory_dir: &Path,
     ) -> Result<Selector> {
-        Ok(self.recall_setup_in(config, overrides, memory_dir)?.selector)
+        Ok(self
+            .recall_setup_in(config, overrides, memory_dir)?
+            .selector)
     }
 
     /// [`Engine::recall_selector`] and why its provider is in force.
