@@ -323,6 +323,9 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     )
     .await;
     click_text(&client, "[data-testid='recall-panel'] button", "Run").await;
+    // The over-budget run before ranked locally and its summary also reads "model tokens:
+    // offline": wait for the offline gate's own verdict, not the summary, or this reads it.
+    wait_until_text(&client, ".results li:first-child", "needs 2 words").await;
     wait_until_text(
         &client,
         "[data-testid='recall-summary']",
