@@ -32,6 +32,18 @@ pub fn warning_line(message: &str) {
     eprintln!("engram: warning: {message}");
 }
 
+/// One warning per transcript line a command could not read: `<file>:<line>: skipped: <why>`.
+pub fn skipped_lines(file: &std::path::Path, lines: &[memory_engine::transcript::SkippedLine]) {
+    for skipped in lines {
+        warning_line(&format!(
+            "{}:{}: skipped: {}",
+            file.display(),
+            skipped.line,
+            skipped.reason
+        ));
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Color {
     Red,

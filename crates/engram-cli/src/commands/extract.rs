@@ -3,7 +3,8 @@
 //! `engram changes show` does (plus `"status"` when nothing was proposed, `"refused"` and
 //! `"redacted"`, and always `"extractor"`, `model` or `offline`, and `"reason"`, e.g. why the
 //! rules extracted when the daily token budget is reached). Each secret replaced and each file
-//! refused is also one line on stderr, whatever the output.
+//! refused is also one line on stderr, whatever the output; so is each transcript line that could
+//! not be read (`"skippedLines"`).
 
 use memory_engine::config::DreamPolicy;
 use memory_engine::extract::{ExtractOptions, ExtractStatus};
@@ -59,6 +60,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     for refused in &outcome.refused {
         output::warning_line(&format!("{}: not saved: {}", refused.file, refused.reason));
     }
+    output::skipped_lines(&path, &outcome.skipped_lines);
     if context.json() {
         let mut json = match &outcome.change_set {
             Some(set) => serde_json::to_value(set)
@@ -78,6 +80,8 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         // Who extracted, and why the rules did when a model is configured (the daily budget).
         json["extractor"] = serde_json::Value::from(outcome.extractor.as_str());
         json["reason"] = serde_json::to_value(&outcome.reason)
+            .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
+        json["skippedLines"] = serde_json::to_value(&outcome.skipped_lines)
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         output::print_json(&json)?;
         return Ok(Status::Success);

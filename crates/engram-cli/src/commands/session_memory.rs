@@ -3,7 +3,8 @@
 //! whether an update is due. `--update` writes it now: with the configured model (an agent whose
 //! only tool is editing that file), else offline from the transcript. `--json` prints
 //! `{"sessionId", "path", "exists", "content", "sections": [{"header", "tokens", "overBudget"}],
-//! "tokens", "due", "updatedBy"}`.
+//! "tokens", "due", "updatedBy", "skippedLines": [{"line", "reason"}]}` (skipped transcript lines
+//! are also warned about on stderr).
 
 use memory_engine::config::ProviderKind;
 use memory_engine::job::CancellationToken;
@@ -48,6 +49,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     if let Some(reason) = &view.reason {
         output::warning_line(&format!("{reason}: the summary was written offline"));
     }
+    output::skipped_lines(&path, &view.skipped_lines);
     if context.json() {
         output::print_json(&view)?;
         return Ok(Status::Success);

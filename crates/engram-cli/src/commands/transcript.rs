@@ -2,7 +2,8 @@
 //! (chain from the leaf, compactions, rewinds kept as branches). `--json` prints `{"sessionId",
 //! "title", "messages": [{"uuid", "parentUuid", "role", "timestamp", "text", "toolUses",
 //! "isCompactSummary", …}], "compactions", "branches", "skippedLines": [{"line", "reason"}],
-//! "unknownTypes": {type: count}, …}`, streamed: any transcript size in bounded memory.
+//! "unknownTypes": {type: count}, …}`, streamed: any transcript size in bounded memory. Skipped
+//! lines are also warned about on stderr.
 
 use std::io::Write;
 
@@ -34,14 +35,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
 fn show(context: &Context, args: Args) -> Result<Status> {
     let path = context.engine.find_transcript(&args.session)?;
     let transcript = Transcript::open(&path)?;
-    for skipped in &transcript.skipped_lines {
-        output::warning_line(&format!(
-            "{}:{}: skipped: {}",
-            path.display(),
-            skipped.line,
-            skipped.reason
-        ));
-    }
+    output::skipped_lines(&path, &transcript.skipped_lines);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| Error::io("<stdout>", e);

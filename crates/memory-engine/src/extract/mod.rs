@@ -49,7 +49,7 @@ use crate::llm::{Caller, ModelJob, ProviderKind};
 use crate::memdir::RememberRequest;
 use crate::scan::manifest_line;
 use crate::staging::{ChangeSource, StagedChangeSet};
-use crate::transcript::{Message, Transcript};
+use crate::transcript::{Message, SkippedLine, Transcript};
 
 /// Model calls an extraction makes at most (Claude Code's `maxTurns: 5`).
 pub const MAX_TURNS: usize = 5;
@@ -104,6 +104,8 @@ pub struct ExtractOutcome {
     pub refused: Vec<RefusedFile>,
     /// Secrets the extractor was about to write, replaced by `[REDACTED:<rule>]`.
     pub redacted: Vec<RedactedSecret>,
+    /// Transcript lines that could not be read (their messages were not seen).
+    pub skipped_lines: Vec<SkippedLine>,
 }
 
 /// A file an extraction wrote and Engram dropped, with why.
@@ -186,6 +188,7 @@ impl Engine {
             memory_dir,
             new_messages,
             last_uuid,
+            skipped_lines,
             client,
             embedder,
             policy,
@@ -206,6 +209,7 @@ impl Engine {
                 extractor: extractor.to_owned(),
                 refused: Vec::new(),
                 redacted: Vec::new(),
+                skipped_lines: skipped_lines.clone(),
             };
         let mut fallback = fallback;
         let by_model = match &client {
@@ -374,6 +378,7 @@ impl Engine {
                 extractor: extractor.to_owned(),
                 refused: Vec::new(),
                 redacted: Vec::new(),
+                skipped_lines: transcript.skipped_lines.clone(),
             })))
         };
         if new_messages.is_empty() {
@@ -419,6 +424,7 @@ impl Engine {
             memory_dir,
             new_messages,
             last_uuid,
+            skipped_lines: transcript.skipped_lines,
             client,
             _lock: lock,
         })))
@@ -459,6 +465,7 @@ struct Prepared {
     memory_dir: PathBuf,
     new_messages: Vec<Message>,
     last_uuid: Option<String>,
+    skipped_lines: Vec<SkippedLine>,
     client: Option<std::sync::Arc<dyn crate::llm::Client>>,
     /// Sentence vectors for "close to an existing memory" (provider `local`).
     embedder: Option<std::sync::Arc<dyn Embedder>>,

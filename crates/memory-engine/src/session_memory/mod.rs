@@ -31,7 +31,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::job::CancellationToken;
 use crate::llm::{Caller, ModelJob};
-use crate::transcript::{Message, Transcript};
+use crate::transcript::{Message, SkippedLine, Transcript};
 
 /// The sections, in order, with their italic descriptions (Claude Code's template).
 pub const SECTIONS: [(&str, &str); 10] = [
@@ -419,6 +419,8 @@ pub struct SessionMemoryView {
     /// Why an update was written offline although a model is configured (the daily token
     /// budget is reached).
     pub reason: Option<String>,
+    /// Transcript lines that could not be read (their messages were not counted).
+    pub skipped_lines: Vec<SkippedLine>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -471,8 +473,8 @@ impl Engine {
         let session = session_id(&parsed, transcript);
         let state = self.summary_state(&session);
         Ok(view(
+            &parsed,
             &session,
-            transcript,
             due(&messages, state.as_ref()),
             None,
         ))
@@ -563,7 +565,7 @@ impl Engine {
         let json = serde_json::to_vec(&state)
             .map_err(|e| Error::InvalidInput(format!("cannot encode session memory state: {e}")))?;
         disk::atomic_write(&self.summary_state_path(&session), &json)?;
-        let mut view = view(&session, transcript, due(&messages, Some(&state)), Some(by));
+        let mut view = view(&parsed, &session, due(&messages, Some(&state)), Some(by));
         view.reason = fallback;
         Ok(Some(view))
     }
@@ -577,8 +579,13 @@ fn session_id(transcript: &Transcript, path: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn view(session: &str, transcript: &Path, due: Option<Due>, by: Option<&str>) -> SessionMemoryView {
-    let path = summary_path(transcript);
+fn view(
+    transcript: &Transcript,
+    session: &str,
+    due: Option<Due>,
+    by: Option<&str>,
+) -> SessionMemoryView {
+    let path = summary_path(&transcript.path);
     let content = std::fs::read_to_string(&path).ok();
     let sections = content
         .as_deref()
@@ -606,6 +613,7 @@ fn view(session: &str, transcript: &Path, due: Option<Due>, by: Option<&str>) ->
         due,
         updated_by: by.map(str::to_owned),
         reason: None,
+        skipped_lines: transcript.skipped_lines.clone(),
     }
 }
 

@@ -9,6 +9,8 @@ use std::fmt;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+use super::decode::{decode_line, describe};
+
 #[derive(Deserialize, Default, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryHead<'a> {
@@ -211,32 +213,23 @@ impl<'de> Deserialize<'de> for BlockHead {
     }
 }
 
-/// Parses a line's head. Invalid UTF-8 inside a string (a truncated multi-byte character, bytes
-/// of another encoding) does not lose the line: it is read again with each bad sequence replaced.
+/// Parses a line's head: the fast scanner, else the full decode every reader of transcript lines
+/// shares ([`super::decode::decode_line`]), so a line is accepted here exactly when its message
+/// can be read later (lone surrogates and invalid UTF-8 repaired; too deep nesting refused).
 pub fn parse_head(line: &[u8]) -> Result<EntryHead<'_>, String> {
     if let Some(head) = super::scan::scan_head(line) {
         return Ok(head);
     }
-    match serde_json::from_slice::<EntryHead<'_>>(line) {
-        Ok(head) => Ok(head),
-        Err(e) if std::str::from_utf8(line).is_err() => {
-            let repaired = String::from_utf8_lossy(line);
-            serde_json::from_str::<EntryHead<'_>>(&repaired)
-                .map(EntryHead::into_owned)
-                .map_err(|_| describe(&e))
-        }
-        Err(e) => Err(describe(&e)),
+    let value = decode_line(line)?;
+    if !value.is_object() {
+        return Err("not a JSON object".into());
     }
-}
-
-fn describe(error: &serde_json::Error) -> String {
-    use serde_json::error::Category;
-    match error.classify() {
-        Category::Eof => "truncated line (cut off mid-entry)".into(),
-        Category::Syntax => format!("malformed JSON at column {}", error.column()),
-        Category::Data => format!("unexpected value: {error}"),
-        Category::Io => format!("{error}"),
-    }
+    // The decoded entry, written back as plain JSON, gives the head the same way the scanner's
+    // borrowed fields do. Rare: only lines the scanner steps aside for come here.
+    let canonical = serde_json::to_vec(&value).map_err(|e| describe(&e))?;
+    serde_json::from_slice::<EntryHead<'_>>(&canonical)
+        .map(EntryHead::into_owned)
+        .map_err(|e| describe(&e))
 }
 
 fn own<'b>(value: Option<Cow<'_, str>>) -> Option<Cow<'b, str>> {

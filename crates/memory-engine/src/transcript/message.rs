@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::decode::decode_line;
 use super::{continues, Node, NodeKind, Transcript};
 use crate::error::{Error, Result};
 
@@ -135,25 +136,16 @@ fn read_line(file: &File, path: &Path, node: &Node) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn parse_line(path: &Path, node: &Node, bytes: &[u8]) -> Result<Value> {
-    serde_json::from_slice(bytes)
-        .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
-        .map_err(|e| Error::Parse {
-            path: path.to_path_buf(),
-            line: Some(node.line as usize),
-            message: format!("changed since it was read: {e}"),
-        })
-}
-
 pub(super) fn read_one(path: &Path, node: &Node) -> Result<Message> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let value = parse_line(path, node, &read_line(&file, path, node)?)?;
+    let value = decode_line(&read_line(&file, path, node)?)
+        .map_err(|reason| Error::parse(path, Some(node.line as usize), reason))?;
     Ok(to_message(&value, node, 0))
 }
 
 pub(super) fn read_uuid(path: &Path, node: &Node) -> Option<String> {
     let file = File::open(path).ok()?;
-    let value = parse_line(path, node, &read_line(&file, path, node).ok()?).ok()?;
+    let value = decode_line(&read_line(&file, path, node).ok()?).ok()?;
     Some(value.get("uuid")?.as_str()?.to_owned())
 }
 
@@ -300,7 +292,16 @@ impl<'a> Messages<'a> {
         let transcript = self.spans.transcript;
         let node = &transcript.nodes[index as usize];
         let bytes = read_line(&self.file, &transcript.path, node)?;
-        let value = parse_line(&transcript.path, node, &bytes)?;
+        // The chain was built with the same decoder: a line it accepted that no longer decodes
+        // was rewritten since. Said only when the file shows it, never assumed.
+        let value = decode_line(&bytes).map_err(|reason| {
+            let message = if transcript.changed_on_disk() {
+                format!("changed since it was read: {reason}")
+            } else {
+                reason
+            };
+            Error::parse(&transcript.path, Some(node.line as usize), message)
+        })?;
         Ok(to_message(&value, node, self.spans.segment))
     }
 }

@@ -3,8 +3,11 @@
 //!
 //! Contract:
 //! - Every version's file is read. Unknown entry types are kept and counted, never fatal; a
-//!   malformed or truncated line is skipped and reported with its line number; a BOM, CRLF and blank
-//!   lines are tolerated; invalid UTF-8 inside a line is replaced, not fatal.
+//!   malformed or truncated line, or one nested deeper than [`MAX_NESTING`], is skipped and
+//!   reported with its line number; a BOM, CRLF and blank lines are tolerated; invalid UTF-8 and
+//!   lone UTF-16 surrogate escapes inside a line are replaced (as Claude Code's `JSON.parse` reads
+//!   them), not fatal. Every reader of a line decodes it alike ([`decode_line`]), so a message the
+//!   chain holds can always be read again: reading fails only if the file changed meanwhile.
 //! - Any file size is read in bounded memory: [`Transcript::open`] streams the file once and keeps
 //!   a compact node per entry (ids, flags, the line's offset), never the text; [`Transcript::messages`]
 //!   reads the chain's lines again, one at a time, when someone wants them.
@@ -15,6 +18,7 @@
 //!   (sharing `message.id`) are one message; other leaves (rewinds) are reported as branches.
 //! - Transcripts are never written here: Engram only reads them.
 
+mod decode;
 mod entry;
 mod lines;
 mod listing;
@@ -29,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+pub use decode::{decode_line, MAX_NESTING};
 pub use entry::CompactMetadata;
 pub use lines::{Line, LineReader, MAX_LINE_BYTES};
 pub use listing::{SessionListing, SessionSummary, LISTING_FULL_READ_BYTES};
@@ -173,6 +178,8 @@ pub struct Transcript {
     pub broken_links: usize,
     /// The file's size when it was read.
     pub bytes: u64,
+    /// Its modification time then, to tell a file rewritten since from a line that is unreadable.
+    modified: Option<std::time::SystemTime>,
     /// The newest `timestamp` of any entry.
     pub last_timestamp: Option<String>,
     nodes: Vec<Node>,
@@ -228,7 +235,8 @@ impl Transcript {
     /// Reads `path` once, in bounded memory (see the module contract).
     pub fn open(path: &Path) -> Result<Transcript> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let bytes = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+        let bytes = metadata.len();
         let mut reader = LineReader::new(BufReader::with_capacity(1 << 20, file));
         let mut builder = Builder::default();
         // Growing a big file's node list and map step by step copies them many times over; a
@@ -238,7 +246,16 @@ impl Transcript {
         while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
             builder.add(&line);
         }
-        Ok(builder.finish(path.to_path_buf(), bytes))
+        let mut transcript = builder.finish(path.to_path_buf(), bytes);
+        transcript.modified = metadata.modified().ok();
+        Ok(transcript)
+    }
+
+    /// Whether the file's size or modification time differ from when it was read.
+    fn changed_on_disk(&self) -> bool {
+        std::fs::metadata(&self.path)
+            .map(|now| now.len() != self.bytes || now.modified().ok() != self.modified)
+            .unwrap_or(true)
     }
 
     /// The title Claude Code shows: customTitle > aiTitle > summary > first prompt.
@@ -657,6 +674,7 @@ impl Builder {
             unknown_types: self.unknown_types,
             broken_links,
             bytes,
+            modified: None,
             last_timestamp: Some(self.last_timestamp).filter(|t| !t.is_empty()),
             nodes,
             chain,

@@ -2,16 +2,45 @@
 //! by walking the line once — strings are skipped with `memchr` (serde_json steps through them
 //! byte by byte) and only the fields the chain needs are turned into values. It handles the
 //! shapes Claude Code writes; anything else (an escaped key, a value of an unexpected type, a
-//! truncated or malformed line) returns `None` and the line goes through serde_json instead,
-//! which also names the error. So the scanner can be fast without being the judge of validity.
+//! surrogate escape, an exponent, deep nesting, a truncated or malformed line) returns `None` and
+//! the line goes through the shared decoder ([`super::decode`]) instead, which also names the
+//! error.
+//!
+//! Invariant: a line the scanner accepts is one the decoder reads, so a message the chain holds
+//! can always be read again. The scanner checks what serde_json checks (structure, literals,
+//! numbers, escapes, control characters) on every value, skipped ones too.
 
 use std::borrow::Cow;
 
 use super::entry::{CompactMetadata, ContentSummary, EntryHead, MessageHead, Nullable};
 
+/// How deep the scanner follows nesting before it steps aside (Claude Code's lines nest a dozen
+/// levels at most; serde_json decides the rest, up to its limit).
+const MAX_SCAN_DEPTH: usize = 64;
+
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Arrays and objects open at the cursor.
+    depth: usize,
+}
+
+/// Whether `bytes` hold a control character, which JSON forbids raw inside a string. Eight bytes
+/// at a time (a byte below 0x20 borrows into its high bit; one at or above 0x80 is masked out):
+/// strings are most of a line, and this runs over all of them.
+fn has_control(bytes: &[u8]) -> bool {
+    const LOW: u64 = 0x2020_2020_2020_2020;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        if word.wrapping_sub(LOW) & !word & HIGH != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| b < 0x20)
 }
 
 impl<'a> Scanner<'a> {
@@ -30,7 +59,15 @@ impl<'a> Scanner<'a> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
 
+    /// Opens an array or object: `None` past [`MAX_SCAN_DEPTH`].
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_SCAN_DEPTH).then_some(())
+    }
+
     /// A string at the cursor: its raw bytes (between the quotes) and whether it has escapes.
+    /// Only a string serde_json would accept as it is: no raw control character, every escape
+    /// valid, no surrogate escape (serde refuses a lone one, and the line's decoder repairs it).
     fn string(&mut self) -> Option<(&'a [u8], bool)> {
         if self.peek()? != b'"' {
             return None;
@@ -40,54 +77,111 @@ impl<'a> Scanner<'a> {
         let mut escaped = false;
         loop {
             // `get`: an escape as the line's last byte leaves the cursor past the end.
-            let offset = memchr::memchr2(b'"', b'\\', self.bytes.get(self.at..)?)?;
+            let rest = self.bytes.get(self.at..)?;
+            let offset = memchr::memchr2(b'"', b'\\', rest)?;
             self.at += offset;
             if self.bytes[self.at] == b'\\' {
                 escaped = true;
-                self.at += 2;
+                self.escape()?;
                 continue;
             }
             let raw = &self.bytes[start..self.at];
+            // (Escapes hold no control character: checking the whole string once is enough.)
+            if has_control(raw) {
+                return None;
+            }
             self.at += 1;
             return Some((raw, escaped));
         }
     }
 
+    /// The escape at the cursor (its backslash), if serde_json reads it as it is.
+    fn escape(&mut self) -> Option<()> {
+        match *self.bytes.get(self.at + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 2,
+            b'u' => {
+                let hex = self.bytes.get(self.at + 2..self.at + 6)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return None;
+                }
+                let unit = u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                if (0xD800..0xE000).contains(&unit) {
+                    return None;
+                }
+                self.at += 6;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// A number as JSON writes it. Exponents and integer parts long enough to overflow an `f64`
+    /// (which serde_json refuses) are left to serde.
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        let digits = |s: &mut Self| {
+            let start = s.at;
+            while matches!(s.peek(), Some(b'0'..=b'9')) {
+                s.at += 1;
+            }
+            s.at - start
+        };
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => {
+                if digits(self) > 300 {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        (!matches!(self.peek(), Some(b'e' | b'E'))).then_some(())
+    }
+
+    /// Skips the value at the cursor, checking it is JSON serde_json reads as it is.
     fn skip_value(&mut self) -> Option<()> {
         self.space();
         match self.peek()? {
             b'"' => self.string().map(drop),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.string()?;
-                        }
-                        b'{' | b'[' => {
-                            depth += 1;
-                            self.at += 1;
-                        }
-                        b'}' | b']' => {
-                            depth -= 1;
-                            self.at += 1;
-                            if depth == 0 {
-                                return Some(());
-                            }
-                        }
-                        _ => self.at += 1,
-                    }
-                }
+            b'{' => self.object(|s, _| s.skip_value()),
+            b'[' => self.array(Self::skip_value),
+            b't' | b'f' | b'n' => {
+                (self.literal(b"true") || self.literal(b"false") || self.literal(b"null"))
+                    .then_some(())
             }
-            _ => {
-                let start = self.at;
-                while !matches!(
-                    self.peek()?,
-                    b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'
-                ) {
+            _ => self.number(),
+        }
+    }
+
+    /// Calls `item` for each element of the array at the cursor; it must consume the element.
+    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        self.space();
+        if self.peek()? == b']' {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            self.space();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
                     self.at += 1;
+                    self.depth -= 1;
+                    return Some(());
                 }
-                (self.at > start).then_some(())
+                _ => return None,
             }
         }
     }
@@ -140,9 +234,11 @@ impl<'a> Scanner<'a> {
     /// Calls `field` for each key of the object at the cursor; it must consume the value.
     fn object(&mut self, mut field: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
+        self.enter()?;
         self.space();
         if self.peek()? == b'}' {
             self.at += 1;
+            self.depth -= 1;
             return Some(());
         }
         loop {
@@ -158,6 +254,7 @@ impl<'a> Scanner<'a> {
                 b',' => self.at += 1,
                 b'}' => {
                     self.at += 1;
+                    self.depth -= 1;
                     return Some(());
                 }
                 _ => return None,
@@ -178,43 +275,36 @@ impl<'a> Scanner<'a> {
                 };
             }
             b'[' => {
-                self.at += 1;
-                loop {
-                    self.space();
-                    match self.peek()? {
-                        b']' => {
-                            self.at += 1;
-                            break;
-                        }
-                        b',' => self.at += 1,
-                        b'{' => {
-                            let (mut kind, mut text) = (&b""[..], 0usize);
-                            self.object(|s, key| {
-                                match key {
-                                    b"type" => kind = s.string()?.0,
-                                    b"text" => {
-                                        s.space();
-                                        text = if s.literal(b"null") {
-                                            0
-                                        } else {
-                                            s.string()?.0.len()
-                                        };
-                                    }
-                                    _ => s.skip_value()?,
-                                }
-                                Some(())
-                            })?;
-                            match kind {
-                                b"text" => summary.text_chars += text,
-                                b"tool_use" | b"server_tool_use" => summary.tool_uses += 1,
-                                b"tool_result" => summary.tool_results += 1,
-                                b"thinking" | b"redacted_thinking" => summary.thinking = true,
-                                _ => {}
-                            }
-                        }
-                        _ => self.skip_value()?,
+                self.array(|s| {
+                    s.space();
+                    if s.peek()? != b'{' {
+                        return s.skip_value();
                     }
-                }
+                    let (mut kind, mut text) = (&b""[..], 0usize);
+                    s.object(|s, key| {
+                        match key {
+                            b"type" => kind = s.string()?.0,
+                            b"text" => {
+                                s.space();
+                                text = if s.literal(b"null") {
+                                    0
+                                } else {
+                                    s.string()?.0.len()
+                                };
+                            }
+                            _ => s.skip_value()?,
+                        }
+                        Some(())
+                    })?;
+                    match kind {
+                        b"text" => summary.text_chars += text,
+                        b"tool_use" | b"server_tool_use" => summary.tool_uses += 1,
+                        b"tool_result" => summary.tool_results += 1,
+                        b"thinking" | b"redacted_thinking" => summary.thinking = true,
+                        _ => {}
+                    }
+                    Some(())
+                })?;
             }
             _ => self.skip_value()?,
         }
@@ -242,7 +332,11 @@ impl<'a> Scanner<'a> {
 
 /// The head of `line`, or `None` to let serde_json decide (see the module docs).
 pub(super) fn scan_head(line: &[u8]) -> Option<EntryHead<'_>> {
-    let mut scanner = Scanner { bytes: line, at: 0 };
+    let mut scanner = Scanner {
+        bytes: line,
+        at: 0,
+        depth: 0,
+    };
     let mut head = EntryHead::default();
     scanner.object(|s, key| {
         match key {
@@ -282,6 +376,7 @@ pub(super) fn scan_head(line: &[u8]) -> Option<EntryHead<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::decode::decode_line;
     use crate::transcript::entry::parse_head;
 
     /// The scanner and serde agree on every line of the genuine transcripts.
@@ -338,5 +433,73 @@ mod tests {
             parse_head(br#"{"type":1}"#).is_err(),
             "serde still judges it"
         );
+    }
+
+    /// What serde_json refuses (or, for surrogates and deep nesting, decides), the scanner never
+    /// accepts: each of these once reached the chain and failed its message's read.
+    #[test]
+    fn the_scanner_accepts_nothing_the_decoder_refuses() {
+        let deep = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        let values = [
+            "\"a\tb\"".to_owned(), // a raw tab inside a string
+            r#""\x""#.to_owned(),
+            r#""\u12g4""#.to_owned(),
+            r#""\ud83d""#.to_owned(),
+            r#""\ud83d\ude00""#.to_owned(),
+            "nope".to_owned(),
+            "tru".to_owned(),
+            "01".to_owned(),
+            "1.".to_owned(),
+            "-".to_owned(),
+            "1e400".to_owned(),
+            "9".repeat(400),
+            "[1,]".to_owned(),
+            "[,1]".to_owned(),
+            "[1 2]".to_owned(),
+            r#"{"a" 1}"#.to_owned(),
+            r#"{"a":1,}"#.to_owned(),
+            r#"{1:2}"#.to_owned(),
+            "[}".to_owned(),
+            deep(MAX_SCAN_DEPTH),
+        ];
+        for value in &values {
+            for line in [
+                format!(r#"{{"type":"user","uuid":"u","parentUuid":null,"extra":{value}}}"#),
+                format!(
+                    r#"{{"type":"user","uuid":"u","parentUuid":null,"message":{{"role":"user","content":[{{"type":"text","text":"hi"}},{{"type":"tool_use","input":{value}}}]}}}}"#
+                ),
+            ] {
+                assert!(scan_head(line.as_bytes()).is_none(), "{line}");
+                assert_eq!(
+                    parse_head(line.as_bytes()).is_ok(),
+                    decode_line(line.as_bytes()).is_ok(),
+                    "the head is read exactly when the line decodes: {line}"
+                );
+            }
+        }
+        for content in [
+            r#"[,{"type":"text","text":"a"}]"#,
+            r#"[{"type":"text","text":"a"},]"#,
+        ] {
+            let line = format!(
+                r#"{{"type":"user","uuid":"u","parentUuid":null,"message":{{"content":{content}}}}}"#
+            );
+            assert!(scan_head(line.as_bytes()).is_none(), "{line}");
+        }
+        // Ordinary values still go the fast way.
+        let line = r#"{"type":"user","uuid":"u","parentUuid":null,"x":[-0.5,10,true,false,null,{"a":"b\n\u00e9"}],"message":{"content":[]}}"#;
+        assert!(scan_head(line.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn control_characters_are_found_at_any_position_among_any_bytes() {
+        for position in 0..19 {
+            for byte in 0..=255u8 {
+                let mut bytes = vec![b'a'; 19];
+                bytes[position] = byte;
+                bytes[(position + 7) % 19] = 0xE9; // high bytes elsewhere change nothing
+                assert_eq!(has_control(&bytes), byte < 0x20, "{byte:#x} at {position}");
+            }
+        }
     }
 }

@@ -360,3 +360,141 @@ fn every_page_is_the_slice_of_the_whole_conversation() {
         }
     }
 }
+
+/// `line` (JSON text) with `raw` spliced in for the placeholder string `"@"`: for bytes
+/// `serde_json` never writes (lone surrogates, deep nesting, malformed values).
+fn with_raw(line: Vec<u8>, raw: &str) -> Vec<u8> {
+    String::from_utf8(line)
+        .expect("test transcript")
+        .replacen("\"@\"", raw, 1)
+        .into_bytes()
+}
+
+#[test]
+fn a_lone_surrogate_is_read_as_claude_code_reads_it_and_the_rest_of_the_entry_kept() {
+    // Node writes `\ud83d` alone for an emoji cut in half; JSON.parse reads it.
+    let (_dir, path) = write(&[
+        user("u1", None, "show me the logo"),
+        with_raw(
+            assistant("a1", "u1", "m1", text("@")),
+            r#""here it is \ud83d and more""#,
+        ),
+        with_raw(
+            assistant(
+                "a2",
+                "a1",
+                "m1",
+                json!({"type": "tool_use", "id": "t", "name": "Write", "input": {"file_path": "@"}}),
+            ),
+            r#""/tmp/\udc00logo.txt""#,
+        ),
+        with_raw(
+            entry(
+                json!({"type": "user", "uuid": "u2", "parentUuid": "a2", "cwd": "@",
+                "message": {"role": "user", "content": "thanks"}}),
+            ),
+            r#""/work/\ud83dapp""#,
+        ),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(transcript.skipped_lines, [], "nothing skipped");
+    let all = messages(&transcript);
+    assert_eq!(
+        all.iter().map(|m| m.uuid.as_str()).collect::<Vec<_>>(),
+        ["u1", "a2", "u2"]
+    );
+    assert_eq!(all[1].text, "here it is \u{FFFD} and more");
+    assert_eq!(
+        all[1].tool_uses[0].file_path(),
+        Some("/tmp/\u{FFFD}logo.txt")
+    );
+    assert_eq!(all[2].text, "thanks");
+}
+
+#[test]
+fn a_line_nested_too_deep_is_skipped_with_its_number_and_the_file_still_reads() {
+    let deep = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    // The entry itself and its `toolUseResult` are two levels: the array adds the rest.
+    let at_limit = with_raw(
+        entry(
+            json!({"type": "user", "uuid": "u2", "parentUuid": "a1", "toolUseResult": "@",
+            "message": {"role": "user", "content": "at the limit"}}),
+        ),
+        &deep(MAX_NESTING - 1),
+    );
+    let too_deep = with_raw(
+        entry(
+            json!({"type": "user", "uuid": "u3", "parentUuid": "u2", "toolUseResult": "@",
+            "message": {"role": "user", "content": "too deep"}}),
+        ),
+        &deep(MAX_NESTING),
+    );
+    let (_dir, path) = write(&[
+        user("u1", None, "start"),
+        assistant("a1", "u1", "m1", text("ok")),
+        at_limit,
+        too_deep,
+        user("u4", Some("u2"), "after"),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["u1", "a1", "u2", "u4"]);
+    assert_eq!(
+        transcript.skipped_lines,
+        [SkippedLine {
+            line: 4,
+            reason: format!("nested more than {MAX_NESTING} levels deep")
+        }]
+    );
+}
+
+/// Lines the fast scanner once let through although no JSON reader accepts them: the chain held
+/// them and reading their message failed the whole file ("changed since it was read").
+#[test]
+fn a_line_the_chain_accepts_is_always_read_again() {
+    let hostile = [
+        r#""a	tab""#,                   // a raw control character inside a string
+        r#""bad \x escape""#,           // an escape JSON does not have
+        "nope",                         // not a literal
+        "1e400",                        // a number no f64 holds
+        "01",                           // a leading zero
+        "[1,]",                         // a trailing comma
+        "[1 2]",                        // a missing comma
+        r#"{"k" 1}"#,                   // a missing colon
+        "[}",                           // mismatched brackets
+        "-",                            // half a number
+        r#""\ud83d""#,                  // a lone surrogate: read, repaired
+        r#"{"\u0041":"\ud83d\ude00"}"#, // an escaped key and a surrogate pair: read
+    ];
+    for raw in hostile {
+        let (_dir, path) = write(&[
+            user("u1", None, "start"),
+            with_raw(
+                entry(
+                    json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1",
+                    "message": {"id": "m", "role": "assistant",
+                        "content": [{"type": "text", "text": "reply"}, {"type": "tool_use", "id": "t", "name": "X", "input": {"v": "@"}}]}}),
+                ),
+                raw,
+            ),
+            user("u2", Some("a1"), "end"),
+        ]);
+        let transcript = Transcript::open(&path).expect("test transcript");
+        let read: Result<Vec<Message>> = transcript.messages().expect("open").collect();
+        let read = read.unwrap_or_else(|e| panic!("{raw}: the chain's messages read: {e}"));
+        let skipped = !transcript.skipped_lines.is_empty();
+        assert_eq!(
+            skipped,
+            decode_line(
+                &std::fs::read(&path)
+                    .expect("read")
+                    .split(|&b| b == b'\n')
+                    .nth(1)
+                    .expect("line 2")
+                    .to_vec()
+            )
+            .is_err(),
+            "{raw}: skipped exactly when the decoder refuses it"
+        );
+        assert_eq!(read.len(), if skipped { 1 } else { 3 }, "{raw}");
+    }
+}
