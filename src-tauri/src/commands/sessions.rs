@@ -106,5 +106,12 @@ pub async fn search_sessions(
     query: String,
 ) -> Result<Vec<SessionHit>> {
     let engine = state.engine().clone();
-    blocking(move || engine.search_sessions(&query, Some(&project), 50)).await
+    blocking(move || {
+        let found = engine.search_sessions(&query, Some(&project), 50)?;
+        if let Some(why) = &found.rebuilt {
+            eprintln!("engram-app: session index unusable, built again: {why}");
+        }
+        Ok(found.hits)
+    })
+    .await
 }

@@ -1,6 +1,10 @@
 //! `engram sessions [--all-projects]`: the project's Claude Code sessions (transcripts), most
 //! recently active first; `--json` prints `[{"id", "project", "title", "messages",
 //! "firstPrompt", "lastActivity", "sidechain", "file", "bytes", …}]`.
+//!
+//! `engram sessions search QUERY`: hits best first; `--json` prints `[{"sessionId", "project",
+//! "uuid", "role", "timestamp", "snippet", …}]`. Lines that are not searchable, transcripts that
+//! could not be read and an index that had to be built again are warned about on stderr.
 
 use memory_engine::Result;
 
@@ -41,9 +45,18 @@ fn search(context: &Context, args: &SearchArgs) -> Result<Status> {
     } else {
         Some(context.transcripts_project()?)
     };
-    let hits = context
+    let found = context
         .engine
         .search_sessions(&args.query, project.as_deref(), args.limit)?;
+    if let Some(why) = &found.rebuilt {
+        output::warning_line(&format!(
+            "the session index was unusable and was built again from the transcripts ({why})"
+        ));
+    }
+    for problem in &found.problems {
+        output::warning_line(problem);
+    }
+    let hits = found.hits;
     if context.json() {
         output::print_json(&hits)?;
         return Ok(Status::Success);

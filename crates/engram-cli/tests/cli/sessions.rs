@@ -276,3 +276,211 @@ fn a_200_mb_transcript_is_read_in_bounded_memory() {
         "peak RSS {kib} KiB for a 200 MB transcript"
     );
 }
+
+const HOSTILE: &str = "dddddddd-0000-4000-8000-000000000004";
+
+/// A session of the sandbox's project whose lines are `lines` (JSON text, written as is).
+fn project_session(s: &Sandbox, id: &str, lines: &[String]) -> PathBuf {
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    let dir = s
+        .home()
+        .join(".claude/projects")
+        .join(memory_engine::paths::sanitize_path(&cwd.to_string_lossy()));
+    fs::create_dir_all(&dir).expect("projects");
+    let path = dir.join(format!("{id}.jsonl"));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(&path, text).expect("transcript");
+    path
+}
+
+/// `entry` as JSON text with the placeholder string `"@"` replaced by `raw`: bytes serde never
+/// writes (a lone surrogate escape, nesting past serde_json's limit).
+fn with_raw(entry: Value, raw: &str) -> String {
+    entry.to_string().replacen("\"@\"", raw, 1)
+}
+
+#[test]
+fn a_lone_surrogate_is_read_and_a_line_nested_too_deep_skipped_by_every_session_command() {
+    let s = Sandbox::in_project("hostile").with_engram_home();
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    let nested = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    project_session(
+        &s,
+        HOSTILE,
+        &[
+            json!({"type": "user", "uuid": "u1", "parentUuid": null, "cwd": cwd, "sessionId": HOSTILE,
+                "timestamp": "2026-11-21T09:00:00Z",
+                "message": {"role": "user", "content": "Remember that the staging database is reset every Monday."}})
+            .to_string(),
+            // Node writes `\ud83d` alone for an emoji cut in half.
+            with_raw(
+                json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "cwd": cwd, "sessionId": HOSTILE,
+                    "timestamp": "2026-11-21T09:00:05Z",
+                    "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "@"}]}}),
+                r#""Noted \ud83d the zebra rule""#,
+            ),
+            with_raw(
+                json!({"type": "user", "uuid": "u2", "parentUuid": "a1", "cwd": cwd, "sessionId": HOSTILE,
+                    "timestamp": "2026-11-21T09:00:09Z", "toolUseResult": "@",
+                    "message": {"role": "user", "content": "deep"}}),
+                &nested,
+            ),
+            json!({"type": "user", "uuid": "u3", "parentUuid": "a1", "cwd": cwd, "sessionId": HOSTILE,
+                "timestamp": "2026-11-21T09:00:20Z",
+                "message": {"role": "user", "content": "and the giraffe ships on Fridays"}})
+            .to_string(),
+        ],
+    );
+    let skipped = json!([{"line": 3, "reason": "nested more than 127 levels deep"}]);
+    let warned = ":3: skipped: nested more than 127 levels deep";
+
+    let out = s.run(&["transcript", HOSTILE, "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let transcript: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let texts: Vec<&str> = transcript["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["text"].as_str().expect("text"))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Remember that the staging database is reset every Monday.",
+            "Noted \u{FFFD} the zebra rule",
+            "and the giraffe ships on Fridays"
+        ],
+        "the lone surrogate is read as JSON.parse reads it"
+    );
+    assert_eq!(transcript["skippedLines"], skipped);
+    assert!(stderr(&out).contains(warned), "{}", stderr(&out));
+
+    let out = s.run(&["session-memory", HOSTILE, "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let view: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(view["skippedLines"], skipped);
+    assert!(stderr(&out).contains(warned), "{}", stderr(&out));
+    let out = s.run(&["session-memory", HOSTILE, "--update", "--offline", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+
+    let out = s.run(&["extract", HOSTILE, "--stage", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let set: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(set["status"], "pending", "{set}");
+    assert_eq!(set["skippedLines"], skipped);
+    assert!(stderr(&out).contains(warned), "{}", stderr(&out));
+
+    // Search indexes the line with the lone surrogate, and names the one it cannot.
+    let out = s.run(&["sessions", "search", "zebra", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let hits: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(hits[0]["uuid"], "a1", "{hits}");
+    let not_searchable = ":3: not searchable: nested more than 127 levels deep";
+    assert!(stderr(&out).contains(not_searchable), "{}", stderr(&out));
+    let again = s.run(&["sessions", "search", "giraffe"]);
+    assert_eq!(exit_code(&again), 0, "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains(not_searchable),
+        "said with every search, not only when first indexed: {}",
+        stderr(&again)
+    );
+}
+
+/// The uuids `engram sessions search QUERY --all-projects --json` finds (all of them, sorted:
+/// equal scores rank by where a document sits in the index), and what it said on stderr.
+fn search_uuids(s: &Sandbox, query: &str) -> (Vec<String>, String) {
+    let out = s.run(&[
+        "sessions",
+        "search",
+        query,
+        "--all-projects",
+        "--limit",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let hits: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let mut uuids: Vec<String> = hits
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|h| h["uuid"].as_str().expect("uuid").to_owned())
+        .collect();
+    assert!(uuids.len() < 1000);
+    uuids.sort();
+    (uuids, stderr(&out))
+}
+
+#[test]
+fn a_corrupted_session_index_is_built_again_and_the_search_says_so() {
+    let (s, _) = with_genuine();
+    let (expected, said) = search_uuids(&s, "TODO app");
+    assert!(!expected.is_empty());
+    assert!(!said.contains("built again"), "{said}");
+    let index = s.engram_home().join("session-index");
+    let pristine = s.root().join("pristine-index");
+    memory_engine::testing::fixtures::copy_tree(&index, &pristine);
+    let tantivy = index.join("tantivy");
+    let segment_files = |ext: &str| -> Vec<PathBuf> {
+        fs::read_dir(&tantivy)
+            .expect("index")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .collect()
+    };
+    let truncate = |ext: &str| {
+        let files = segment_files(ext);
+        assert!(!files.is_empty(), "{ext} files");
+        for file in files {
+            fs::OpenOptions::new()
+                .write(true)
+                .open(&file)
+                .expect("open")
+                .set_len(4)
+                .expect("truncate");
+        }
+    };
+    let corruptions: [(&str, &dyn Fn()); 6] = [
+        ("an empty meta.json", &|| {
+            fs::write(tantivy.join("meta.json"), "").expect("empty")
+        }),
+        ("a missing store file", &|| {
+            for file in segment_files("store") {
+                fs::remove_file(file).expect("rm");
+            }
+        }),
+        // Both made tantivy panic (exit 101).
+        ("truncated .idx files", &|| truncate("idx")),
+        ("truncated .fast files", &|| truncate("fast")),
+        ("a manifest that is not JSON", &|| {
+            fs::write(index.join("manifest.json"), "{garbage").expect("garbage")
+        }),
+        ("the index dir replaced by a file", &|| {
+            fs::remove_dir_all(&tantivy).expect("rm");
+            fs::write(&tantivy, "not a dir").expect("file");
+        }),
+    ];
+    for (what, corrupt) in corruptions {
+        fs::remove_dir_all(&index).expect("reset");
+        memory_engine::testing::fixtures::copy_tree(&pristine, &index);
+        corrupt();
+        let (found, said) = search_uuids(&s, "TODO app");
+        assert_eq!(
+            found, expected,
+            "{what}: the same hits from the rebuilt index"
+        );
+        assert!(
+            said.contains("the session index was unusable and was built again"),
+            "{what}: {said}"
+        );
+        let (found, said) = search_uuids(&s, "TODO app");
+        assert_eq!(found, expected, "{what}");
+        assert!(!said.contains("built again"), "{what}: once: {said}");
+    }
+
+    // A lost manifest is not a rebuild, but the files are not indexed twice either.
+    fs::remove_file(index.join("manifest.json")).expect("rm");
+    let (found, _) = search_uuids(&s, "TODO app");
+    assert_eq!(found, expected, "no duplicate hits");
+}

@@ -11,9 +11,18 @@
 //!   removed. With nothing changed an update is a `stat` per transcript.
 //! - Entries are indexed one by one (not the chain): every user prompt and assistant reply with
 //!   prose or tool uses; Claude Code's own injections (`isMeta`) and tool output are not.
+//! - Lines are decoded as every transcript reader here decodes them ([`decode_line`]: lone
+//!   surrogates and invalid UTF-8 repaired). A line that cannot be decoded is not searchable: it
+//!   is kept in the manifest with its number and reason and reported with every search of its
+//!   file, never dropped silently; a transcript that cannot be read is reported and tried again
+//!   next time.
 //! - A query typed by a person never fails on syntax (a lenient parse); an empty query finds
 //!   nothing. When another process holds the index's writer, the search runs on the index as it
 //!   is rather than wait.
+//! - The index is a cache of the transcripts: when opening, updating or searching it fails — an
+//!   error or a panic inside tantivy (truncated segment files), an empty `meta.json`, a missing
+//!   file, an unreadable manifest — the index dir is deleted and built again once, and the search
+//!   says so ([`SessionSearch::rebuilt`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -32,7 +41,7 @@ use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocumen
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::transcript::LineReader;
+use crate::transcript::{decode_line, LineReader, SkippedLine};
 
 /// How much of a file's head identifies it (a rewrite changes it).
 const HEAD_BYTES: usize = 4096;
@@ -58,6 +67,20 @@ pub struct SessionHit {
     pub file: PathBuf,
 }
 
+/// What [`Engine::search_sessions`] found, and what it could not look at.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSearch {
+    pub hits: Vec<SessionHit>,
+    /// Why the index was unusable, when it was deleted and built again for this search.
+    pub rebuilt: Option<String>,
+    /// Lines not searchable (`<file>:<line>: …`) and transcripts that could not be read, one
+    /// message each.
+    pub problems: Vec<String>,
+}
+
+/// Skipped lines kept per file: a file of garbage says how much, not every line.
+const SKIPPED_KEPT: usize = 10;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct FileState {
     /// Bytes indexed: the end of the last complete line.
@@ -66,6 +89,21 @@ struct FileState {
     lines: usize,
     head: u64,
     mtime_ms: u128,
+    /// The first lines that could not be decoded, and how many more there were.
+    #[serde(default)]
+    skipped: Vec<(usize, String)>,
+    #[serde(default)]
+    skipped_more: usize,
+}
+
+impl FileState {
+    fn skip(&mut self, line: SkippedLine) {
+        if self.skipped.len() < SKIPPED_KEPT {
+            self.skipped.push((line.line, line.reason));
+        } else {
+            self.skipped_more += 1;
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -135,11 +173,8 @@ fn head_hash(path: &Path, len: u64) -> u64 {
     hasher.finish()
 }
 
-/// The searchable parts of one transcript line: role, text, tool names, file paths.
-fn searchable(line: &[u8]) -> Option<(String, String, String, String, Option<String>, String)> {
-    let entry: Value = serde_json::from_slice(line)
-        .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(line)))
-        .ok()?;
+/// The searchable parts of one transcript entry: role, text, tool names, file paths.
+fn searchable(entry: &Value) -> Option<(String, String, String, String, Option<String>, String)> {
     let kind = entry.get("type")?.as_str()?;
     if !matches!(kind, "user" | "assistant") || entry.get("isMeta") == Some(&Value::Bool(true)) {
         return None;
@@ -223,22 +258,54 @@ impl SessionIndex {
         self.dir.join("manifest.json")
     }
 
-    fn load_manifest(&self) -> Manifest {
-        disk::read_text(&self.manifest_path())
-            .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default()
+    /// The manifest; none yet is an empty one, one that cannot be read is an error (the index
+    /// it describes cannot be trusted either).
+    fn load_manifest(&self) -> Result<Manifest> {
+        let path = self.manifest_path();
+        match disk::read_text(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| Error::parse(&path, Some(e.line()), e.to_string())),
+            Err(Error::NotFound(_)) => Ok(Manifest::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What the index could not take from `transcripts`: each line that is not searchable
+    /// (`<file>:<line>: not searchable: <why>`).
+    pub fn skipped_lines(&self, transcripts: &[(String, PathBuf)]) -> Result<Vec<String>> {
+        let manifest = self.load_manifest()?;
+        let mut problems = Vec::new();
+        for (_, path) in transcripts {
+            let Some(state) = manifest.files.get(path) else {
+                continue;
+            };
+            for (line, reason) in &state.skipped {
+                problems.push(format!(
+                    "{}:{line}: not searchable: {reason}",
+                    path.display()
+                ));
+            }
+            if state.skipped_more > 0 {
+                problems.push(format!(
+                    "{}: {} more lines not searchable",
+                    path.display(),
+                    state.skipped_more
+                ));
+            }
+        }
+        Ok(problems)
     }
 
     /// Brings the index up to date with `transcripts` (`(project, path)`), and forgets indexed
-    /// files of `projects` that are gone. Returns whether anything changed; `Ok(false)` too when
-    /// another process holds the writer (the search then uses the index as it is).
+    /// files of `projects` that are gone. Returns the transcripts that could not be read (each
+    /// message names the file; they are tried again next time). When another process holds the
+    /// writer nothing is updated and the search uses the index as it is.
     pub fn update(
         &self,
         transcripts: &[(String, PathBuf)],
         projects: Option<&[String]>,
-    ) -> Result<bool> {
-        let mut manifest = self.load_manifest();
+    ) -> Result<Vec<String>> {
+        let mut manifest = self.load_manifest()?;
         let mut todo = Vec::new();
         for (project, path) in transcripts {
             let Ok(meta) = std::fs::metadata(path) else {
@@ -271,13 +338,14 @@ impl SessionIndex {
             .cloned()
             .collect();
         if todo.is_empty() && gone.is_empty() {
-            return Ok(false);
+            return Ok(Vec::new());
         }
         let mut writer: IndexWriter<TantivyDocument> = match self.index.writer(WRITER_BYTES) {
             Ok(writer) => writer,
-            Err(tantivy::TantivyError::LockFailure(..)) => return Ok(false),
+            Err(tantivy::TantivyError::LockFailure(..)) => return Ok(Vec::new()),
             Err(e) => return Err(tantivy_error(&self.dir, e)),
         };
+        let mut unreadable = Vec::new();
         for path in &gone {
             writer.delete_term(Term::from_field_text(
                 self.fields.file,
@@ -291,14 +359,23 @@ impl SessionIndex {
                 && (size < state.offset || head_hash(&path, state.offset) != state.head)
             {
                 // Rewritten or truncated: start again.
+                state = FileState::default();
+            }
+            if state.offset == 0 {
+                // Read from its start: whatever the index holds of it goes first (a file the
+                // manifest did not know may still have entries from a run that stopped between
+                // the commit and the manifest's write).
                 writer.delete_term(Term::from_field_text(
                     self.fields.file,
                     &path.to_string_lossy(),
                 ));
-                state = FileState::default();
             }
             state.mtime_ms = mtime_ms;
-            self.index_appended(&mut writer, &project, &path, size, &mut state)?;
+            if let Err(e) = self.index_appended(&mut writer, &project, &path, size, &mut state)? {
+                unreadable.push(format!("{e} (not searched; tried again next time)"));
+                // No mtime recorded: the next update reads on from where this one stopped.
+                state.mtime_ms = 0;
+            }
             state.head = head_hash(&path, state.offset);
             manifest.files.insert(path, state);
         }
@@ -309,9 +386,12 @@ impl SessionIndex {
         self.reader
             .reload()
             .map_err(|e| tantivy_error(&self.dir, e))?;
-        Ok(true)
+        Ok(unreadable)
     }
 
+    /// Indexes the complete lines appended since `state`, advancing it. The outer error is the
+    /// index's; the inner one the transcript's (it could not be read: `state` stops where the
+    /// reading did, so what was indexed and what the manifest says stay in step).
     fn index_appended(
         &self,
         writer: &mut IndexWriter<TantivyDocument>,
@@ -319,10 +399,14 @@ impl SessionIndex {
         path: &Path,
         size: u64,
         state: &mut FileState,
-    ) -> Result<()> {
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
-        file.seek(SeekFrom::Start(state.offset))
-            .map_err(|e| Error::io(path, e))?;
+    ) -> Result<Result<()>> {
+        let mut file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) => return Ok(Err(Error::io(path, e))),
+        };
+        if let Err(e) = file.seek(SeekFrom::Start(state.offset)) {
+            return Ok(Err(Error::io(path, e)));
+        }
         let mut reader = LineReader::starting_at(
             BufReader::with_capacity(1 << 20, file),
             state.offset,
@@ -333,7 +417,12 @@ impl SessionIndex {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        while let Some(line) = reader.next_line().map_err(|e| Error::io(path, e))? {
+        loop {
+            let line = match reader.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(e) => return Ok(Err(Error::io(path, e))),
+            };
             let end = line.offset + line.len;
             // A last line without its newline may still be being written: it waits.
             if end >= size && !ends_with_newline(path, end) {
@@ -342,9 +431,27 @@ impl SessionIndex {
             state.offset = end + 1;
             state.lines = line.number;
             if line.too_long {
+                state.skip(SkippedLine {
+                    line: line.number,
+                    reason: format!(
+                        "line of {} bytes exceeds the {}-byte limit",
+                        line.len,
+                        crate::transcript::MAX_LINE_BYTES
+                    ),
+                });
                 continue;
             }
-            let Some((role, uuid, session, text, timestamp, tools_paths)) = searchable(line.bytes)
+            let entry = match decode_line(line.bytes) {
+                Ok(entry) => entry,
+                Err(reason) => {
+                    state.skip(SkippedLine {
+                        line: line.number,
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            let Some((role, uuid, session, text, timestamp, tools_paths)) = searchable(&entry)
             else {
                 continue;
             };
@@ -368,7 +475,7 @@ impl SessionIndex {
                 ))
                 .map_err(|e| tantivy_error(&self.dir, e))?;
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// The best `limit` hits for `query`, in `projects` only when given.
@@ -497,18 +604,88 @@ impl Engine {
         Ok(files)
     }
 
-    /// Searches the sessions of `project` (or all), updating the index first.
+    /// Searches the sessions of `project` (or all), updating the index first; an index that
+    /// fails is deleted and built again once (see the module contract).
     pub fn search_sessions(
         &self,
         query: &str,
         project: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<SessionHit>> {
-        let index = SessionIndex::open(&self.session_index_dir())?;
+    ) -> Result<SessionSearch> {
+        let dir = self.session_index_dir();
+        let transcripts = self.transcript_files(project)?;
         let projects = project.map(|p| vec![p.to_owned()]);
-        index.update(&self.transcript_files(project)?, projects.as_deref())?;
-        index.search(query, projects.as_deref(), limit)
+        let search = || {
+            contained(&dir, || {
+                let index = SessionIndex::open(&dir)?;
+                let mut problems = index.update(&transcripts, projects.as_deref())?;
+                let hits = index.search(query, projects.as_deref(), limit)?;
+                problems.splice(0..0, index.skipped_lines(&transcripts)?);
+                Ok(SessionSearch {
+                    hits,
+                    rebuilt: None,
+                    problems,
+                })
+            })
+        };
+        let failure = match search() {
+            Ok(found) => return Ok(found),
+            Err(failure) => failure,
+        };
+        if remove_index(&dir).is_err() {
+            return Err(failure);
+        }
+        let mut found = search()?;
+        found.rebuilt = Some(failure.to_string());
+        Ok(found)
     }
+}
+
+/// Deletes the index dir (whatever is at its path), so that it is built again.
+fn remove_index(dir: &Path) -> Result<()> {
+    let removed = match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir),
+        Ok(_) => std::fs::remove_file(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    };
+    removed.map_err(|e| Error::io(dir, e))
+}
+
+thread_local! {
+    /// Set while [`contained`] runs on this thread: a panic then is caught, not printed.
+    static CONTAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The last panic caught so, as the panic hook saw it (message and place).
+    static CAUGHT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, turning a panic inside it into an error naming the index: tantivy panics on some
+/// corrupted files (a truncated `.idx` or `.fast`), and a cache must not bring its caller down.
+/// The panic is not printed (the error carries it); panics elsewhere, on other threads or
+/// outside this call, reach the previous panic hook as before.
+fn contained<T>(dir: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if CONTAINING.with(std::cell::Cell::get) {
+                let said = info.to_string().replace('\n', " ");
+                CAUGHT.with(|caught| *caught.borrow_mut() = Some(said));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+    let was = CONTAINING.with(|c| c.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CONTAINING.with(|c| c.set(was));
+    result.unwrap_or_else(|_| {
+        let said = CAUGHT.with(|caught| caught.borrow_mut().take());
+        Err(tantivy_error(
+            dir,
+            said.unwrap_or_else(|| "panicked".to_owned()),
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -41,11 +41,13 @@ fn finds_prompts_tool_names_and_paths_in_the_genuine_transcripts() {
     let engine = engine(tmp.path());
     let hits = engine
         .search_sessions("TodoWrite", None, 5)
-        .expect("search");
+        .expect("search")
+        .hits;
     assert!(!hits.is_empty(), "a tool name is searchable");
     let hits = engine
         .search_sessions("Next.js TODO app", Some("-path-to-Demo"), 5)
-        .expect("search");
+        .expect("search")
+        .hits;
     assert!(!hits.is_empty());
     assert_eq!(hits[0].project, "-path-to-Demo");
     assert!(
@@ -61,10 +63,12 @@ fn finds_prompts_tool_names_and_paths_in_the_genuine_transcripts() {
     assert!(engine
         .search_sessions("", None, 5)
         .expect("empty")
+        .hits
         .is_empty());
     assert!(engine
         .search_sessions("TodoWrite", Some("-other"), 5)
         .expect("filter")
+        .hits
         .is_empty());
 }
 
@@ -80,23 +84,27 @@ fn appends_are_indexed_incrementally_and_a_rewrite_starts_over() {
         engine
             .search_sessions("flyctl", None, 5)
             .expect("search")
+            .hits
             .len(),
         1
     );
     assert!(engine
         .search_sessions("kubernetes", None, 5)
         .expect("search")
+        .hits
         .is_empty());
     append(&path, &[user("u2", "now move it to kubernetes")]);
     let hits = engine
         .search_sessions("kubernetes", None, 5)
-        .expect("search");
+        .expect("search")
+        .hits;
     assert_eq!(hits.len(), 1, "the append is found");
     assert_eq!(hits[0].uuid, "u2");
     assert_eq!(
         engine
             .search_sessions("flyctl", None, 5)
             .expect("search")
+            .hits
             .len(),
         1,
         "not indexed twice"
@@ -112,6 +120,7 @@ fn appends_are_indexed_incrementally_and_a_rewrite_starts_over() {
     assert!(engine
         .search_sessions("terraform", None, 5)
         .expect("search")
+        .hits
         .is_empty());
     file.write_all(&line.as_bytes()[line.len() / 2..])
         .expect("rest");
@@ -120,6 +129,7 @@ fn appends_are_indexed_incrementally_and_a_rewrite_starts_over() {
         engine
             .search_sessions("terraform", None, 5)
             .expect("search")
+            .hits
             .len(),
         1
     );
@@ -128,11 +138,13 @@ fn appends_are_indexed_incrementally_and_a_rewrite_starts_over() {
     assert!(engine
         .search_sessions("kubernetes", None, 5)
         .expect("search")
+        .hits
         .is_empty());
     assert_eq!(
         engine
             .search_sessions("only", None, 5)
             .expect("search")
+            .hits
             .len(),
         1
     );
@@ -141,5 +153,6 @@ fn appends_are_indexed_incrementally_and_a_rewrite_starts_over() {
     assert!(engine
         .search_sessions("only", None, 5)
         .expect("search")
+        .hits
         .is_empty());
 }
