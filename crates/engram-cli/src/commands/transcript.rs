@@ -2,8 +2,9 @@
 //! (chain from the leaf, compactions, rewinds kept as branches). `--json` prints `{"sessionId",
 //! "title", "messages": [{"uuid", "parentUuid", "role", "timestamp", "text", "toolUses",
 //! "isCompactSummary", …}], "compactions", "branches", "skippedLines": [{"line", "reason"}],
-//! "unknownTypes": {type: count}, …}`, streamed: any transcript size in bounded memory. Skipped
-//! lines are also warned about on stderr.
+//! "unknownTypes": {type: count}, "parentCycle": line|null, …}`, streamed: any transcript size in
+//! bounded memory. Skipped lines and a `parentUuid` cycle (where the chain was cut) are also
+//! warned about on stderr.
 
 use std::io::Write;
 
@@ -36,6 +37,12 @@ fn show(context: &Context, args: Args) -> Result<Status> {
     let path = context.engine.find_transcript(&args.session)?;
     let transcript = Transcript::open(&path)?;
     output::skipped_lines(&path, &transcript.skipped_lines);
+    if let Some(line) = transcript.parent_cycle {
+        output::warning_line(&format!(
+            "{}:{line}: parentUuid leads back into the conversation (a cycle): shown from this entry on",
+            path.display()
+        ));
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| Error::io("<stdout>", e);

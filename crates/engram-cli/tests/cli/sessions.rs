@@ -484,3 +484,39 @@ fn a_corrupted_session_index_is_built_again_and_the_search_says_so() {
     let (found, _) = search_uuids(&s, "TODO app");
     assert_eq!(found, expected, "no duplicate hits");
 }
+
+#[test]
+fn a_parent_cycle_shows_the_chain_and_says_where_it_was_cut() {
+    let s = Sandbox::in_project("cycle").with_engram_home();
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    let entry = |uuid: &str, parent: &str, text: &str| {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "cwd": cwd, "sessionId": HOSTILE,
+            "timestamp": "2026-11-21T09:00:00Z", "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    project_session(
+        &s,
+        HOSTILE,
+        &[
+            entry("x", "z", "one"),
+            entry("y", "x", "two"),
+            entry("z", "y", "three"),
+        ],
+    );
+    let out = s.run(&["transcript", HOSTILE, "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let transcript: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let uuids: Vec<&str> = transcript["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["uuid"].as_str().expect("uuid"))
+        .collect();
+    assert_eq!(uuids, ["x", "y", "z"]);
+    assert_eq!(transcript["parentCycle"], 1);
+    assert!(
+        stderr(&out).contains(":1: parentUuid leads back into the conversation (a cycle)"),
+        "{}",
+        stderr(&out)
+    );
+}

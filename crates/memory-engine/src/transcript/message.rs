@@ -411,6 +411,7 @@ impl serde::Serialize for Transcript {
         map.serialize_entry("cwd", &self.cwd)?;
         map.serialize_entry("sidechain", &self.sidechain)?;
         map.serialize_entry("brokenLinks", &self.broken_links)?;
+        map.serialize_entry("parentCycle", &self.parent_cycle)?;
         map.serialize_entry("subagents", &self.subagents())?;
         map.end()
     }

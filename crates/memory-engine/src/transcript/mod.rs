@@ -176,6 +176,10 @@ pub struct Transcript {
     pub unknown_types: BTreeMap<String, usize>,
     /// Chain links that point at an entry the file does not have (the chain stops there).
     pub broken_links: usize,
+    /// The line of the entry whose `parentUuid` leads back into the chain already walked (a
+    /// cycle, or an entry that is its own parent, in a hand-made or corrupted file): the chain
+    /// starts at that entry.
+    pub parent_cycle: Option<usize>,
     /// The file's size when it was read.
     pub bytes: u64,
     /// Its modification time then, to tell a file rewritten since from a line that is unreadable.
@@ -345,6 +349,9 @@ pub struct TranscriptPage {
     pub skipped_lines: Vec<SkippedLine>,
     #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
     pub unknown_types: BTreeMap<String, usize>,
+    /// The line of the entry whose `parentUuid` leads back into the chain (a cycle): the chain
+    /// starts there.
+    pub parent_cycle: Option<usize>,
     pub subagents: Vec<Subagent>,
 }
 
@@ -368,6 +375,7 @@ impl Transcript {
             branches: self.branches.clone(),
             skipped_lines: self.skipped_lines.clone(),
             unknown_types: self.unknown_types.clone(),
+            parent_cycle: self.parent_cycle,
             subagents: self.subagents(),
         })
     }
@@ -594,16 +602,25 @@ impl Builder {
         let leaf = (0..nodes.len())
             .rev()
             .find(|&i| is_leaf(i))
-            .or_else(|| (0..nodes.len()).rev().find(|&i| !has_child[i]));
+            .or_else(|| (0..nodes.len()).rev().find(|&i| !has_child[i]))
+            // Every entry has a child: a cycle. The walk starts from the last message.
+            .or_else(|| (0..nodes.len()).rev().find(|&i| nodes[i].is_message()))
+            .or_else(|| nodes.len().checked_sub(1));
 
         // Walk from the leaf to the root (see the module contract).
         let mut chain = Vec::new();
         let mut on_chain = vec![false; nodes.len()];
         let mut broken_links = 0;
+        let mut parent_cycle = None;
         let mut current = leaf.map(|i| i as u32);
         while let Some(index) = current {
             if on_chain[index as usize] {
-                break; // a cycle in a hand-made or corrupted file
+                // A cycle in a hand-made or corrupted file: the chain starts at the entry whose
+                // parent was already walked (the first repeated uuid is not walked again).
+                parent_cycle = chain
+                    .last()
+                    .map(|&last: &u32| nodes[last as usize].line as usize);
+                break;
             }
             on_chain[index as usize] = true;
             chain.push(index);
@@ -673,6 +690,7 @@ impl Builder {
             skipped_lines: self.skipped_lines,
             unknown_types: self.unknown_types,
             broken_links,
+            parent_cycle,
             bytes,
             modified: None,
             last_timestamp: Some(self.last_timestamp).filter(|t| !t.is_empty()),

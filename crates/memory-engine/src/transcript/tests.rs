@@ -230,10 +230,46 @@ fn titles_prefer_custom_then_ai_then_summary_then_first_prompt() {
 }
 
 #[test]
-fn a_cycle_in_a_corrupted_file_ends_the_walk() {
-    let (_dir, path) = write(&[user("x", Some("y"), "a"), user("y", Some("x"), "b")]);
+fn a_parent_cycle_is_cut_at_the_first_repeated_uuid_and_noted() {
+    // Every entry has a child, so there is no leaf: the walk starts from the last message.
+    let (_dir, path) = write(&[
+        user("x", Some("z"), "one"),
+        user("y", Some("x"), "two"),
+        user("z", Some("y"), "three"),
+    ]);
     let transcript = Transcript::open(&path).expect("test transcript");
-    assert!(uuids(&transcript).len() <= 2);
+    assert_eq!(uuids(&transcript), ["x", "y", "z"]);
+    assert_eq!(
+        transcript.parent_cycle,
+        Some(1),
+        "x's parent z was walked already"
+    );
+
+    let (_dir, path) = write(&[user("s", Some("s"), "its own parent")]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["s"]);
+    assert_eq!(transcript.parent_cycle, Some(1));
+
+    // A leaf whose ancestry runs into a cycle: the chain is the leaf and the cycle, once.
+    let (_dir, path) = write(&[
+        user("x", Some("y"), "a"),
+        user("y", Some("x"), "b"),
+        user("leaf", Some("y"), "c"),
+    ]);
+    let transcript = Transcript::open(&path).expect("test transcript");
+    assert_eq!(uuids(&transcript), ["x", "y", "leaf"]);
+    assert_eq!(transcript.parent_cycle, Some(1));
+    let page = transcript.page(0, 10).expect("page");
+    assert_eq!((page.total, page.parent_cycle), (3, Some(1)));
+
+    // A sound chain has no note.
+    let (_dir, path) = write(&[user("u1", None, "a"), user("u2", Some("u1"), "b")]);
+    assert_eq!(
+        Transcript::open(&path)
+            .expect("test transcript")
+            .parent_cycle,
+        None
+    );
 }
 
 #[test]

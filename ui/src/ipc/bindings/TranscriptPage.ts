@@ -16,4 +16,9 @@ total: number,
 /**
  * Index of the first message of `messages` in the chain.
  */
-offset: number, messages: Array<Message>, compactions: Array<Compaction>, branches: Array<Branch>, skippedLines: Array<SkippedLine>, unknownTypes: Record<string, number>, subagents: Array<Subagent>, };
+offset: number, messages: Array<Message>, compactions: Array<Compaction>, branches: Array<Branch>, skippedLines: Array<SkippedLine>, unknownTypes: Record<string, number>, 
+/**
+ * The line of the entry whose `parentUuid` leads back into the chain (a cycle): the chain
+ * starts there.
+ */
+parentCycle: number | null, subagents: Array<Subagent>, };

@@ -66,6 +66,7 @@ function page(): TranscriptPage {
     branches: [{ forkUuid: "u1", leafUuid: "x", messages: 2 }],
     skippedLines: [],
     unknownTypes: {},
+    parentCycle: null,
     subagents: [],
   };
 }
