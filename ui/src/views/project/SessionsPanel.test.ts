@@ -84,6 +84,17 @@ describe("the Sessions tab", () => {
     expect(screen.getByTestId("branches").textContent).toContain("2 messages left behind by a rewind");
   });
 
+  it("says where a parentUuid cycle cut the chain, and nothing when there is none", async () => {
+    mockShell({ list_sessions: () => [session()], read_transcript: () => ({ ...page(), parentCycle: 3 }) });
+    const { unmount } = render(SessionsPanel, { project: PROJECT, onapplied: () => {} });
+    expect(await screen.findByText(/Line 3 points back into the conversation/)).toBeTruthy();
+    unmount();
+    mockShell({ list_sessions: () => [session()], read_transcript: () => page() });
+    render(SessionsPanel, { project: PROJECT, onapplied: () => {} });
+    await screen.findByText("Looking.");
+    expect(screen.queryByText(/points back into the conversation/)).toBeNull();
+  });
+
   it("hides thinking until asked", async () => {
     mockShell({ list_sessions: () => [session()], read_transcript: () => page() });
     render(SessionsPanel, { project: PROJECT, onapplied: () => {} });
