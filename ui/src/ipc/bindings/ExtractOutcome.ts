@@ -2,6 +2,7 @@
 import type { ExtractStatus } from "./ExtractStatus";
 import type { RedactedSecret } from "./RedactedSecret";
 import type { RefusedFile } from "./RefusedFile";
+import type { SkippedLine } from "./SkippedLine";
 import type { StagedChangeSet } from "./StagedChangeSet";
 
 /**
@@ -32,4 +33,8 @@ refused: Array<RefusedFile>,
 /**
  * Secrets the extractor was about to write, replaced by `[REDACTED:<rule>]`.
  */
-redacted: Array<RedactedSecret>, };
+redacted: Array<RedactedSecret>, 
+/**
+ * Transcript lines that could not be read (their messages were not seen).
+ */
+skippedLines: Array<SkippedLine>, };
