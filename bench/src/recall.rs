@@ -135,15 +135,31 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                 )
             })
             .collect();
-    let local_settings: Vec<(String, Bars)> = [3.5, 4.0, 4.5, 5.0, 5.5]
-        .into_iter()
-        .map(|prompt| {
-            (
-                format!("best memory {prompt}σ, each {}σ", chosen.memory),
-                Bars { prompt, ..chosen },
-            )
-        })
-        .collect();
+    // Local: the first pass's gate (no known share, 3σ per unit of shared coverage), the bar
+    // alone moved, then the known share at 1.5σ with the bar around the chosen one.
+    let first_pass = Bars {
+        lexical_agreement: 3.0,
+        in_domain: 0.0,
+        ..chosen
+    };
+    let mut local_settings: Vec<(String, Bars)> =
+        vec![("best 4.5σ, +3σ/coverage (before)".to_owned(), first_pass)];
+    for prompt in [4.0, 4.5] {
+        local_settings.push((
+            format!("best {prompt}σ"),
+            Bars {
+                prompt,
+                in_domain: 0.0,
+                ..chosen
+            },
+        ));
+    }
+    for prompt in [4.0, 4.25, 4.5, 4.75, 5.0] {
+        local_settings.push((
+            format!("best {prompt}σ, +{}σ × known share", chosen.in_domain),
+            Bars { prompt, ..chosen },
+        ));
+    }
     println!();
     println!("relevance gate: recall@5 against ordinary questions wrongly injected (* = chosen)");
     println!(

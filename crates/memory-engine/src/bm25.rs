@@ -287,6 +287,15 @@ pub struct Bm25Index {
     avg_length: Vec<f64>,
 }
 
+/// A query's distinct terms, as [`Bm25Index::search`] weighs them.
+#[derive(Default)]
+struct QueryTerms {
+    known: Vec<(u32, String)>,
+    unknown: Vec<String>,
+    known_idf: f64,
+    unknown_idf: f64,
+}
+
 /// One document's score against a query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored {
@@ -365,32 +374,56 @@ impl Bm25Index {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// The documents matching at least one query term, best first (ties keep input order).
-    pub fn search(&self, query: &str) -> Vec<Scored> {
-        // The query's distinct terms; words no document has count with the rarest IDF.
-        let mut known: Vec<(u32, String)> = Vec::new();
-        let mut unknown: Vec<String> = Vec::new();
-        let mut total_idf = 0.0;
+    /// The query's distinct terms: those the index knows (with the word as the query has it),
+    /// the stems of those it does not, and their summed IDF (a word no document has counting as
+    /// the rarest).
+    fn query(&self, query: &str) -> QueryTerms {
+        let mut terms = QueryTerms::default();
         for_each_word(query, &mut String::new(), |word| {
             match self.vocabulary.known(word) {
-                Some(term) if !known.iter().any(|(t, _)| *t == term) => {
-                    total_idf += self.idf(self.df[term as usize]);
-                    known.push((term, word.to_owned()));
+                Some(term) if !terms.known.iter().any(|(t, _)| *t == term) => {
+                    terms.known_idf += self.idf(self.df[term as usize]);
+                    terms.known.push((term, word.to_owned()));
                 }
                 Some(_) => {}
                 None => {
                     let stem = stemmer().stem(word);
-                    if !unknown.iter().any(|u| u == stem.as_ref()) {
-                        total_idf += self.idf(0);
-                        unknown.push(stem.into_owned());
+                    if !terms.unknown.iter().any(|u| u == stem.as_ref()) {
+                        terms.unknown_idf += self.idf(0);
+                        terms.unknown.push(stem.into_owned());
                     }
                 }
             }
         });
+        terms
+    }
+
+    /// The share of the query's weight carried by words some document has, in 0..=1 (0 for a
+    /// query with no words): how much of a prompt speaks this corpus's vocabulary at all. An
+    /// ordinary question is mostly words a project's memories never use (`pipefail`,
+    /// `StatefulSet`); a prompt about the project mostly words they do.
+    pub fn known_share(&self, query: &str) -> f64 {
+        let terms = self.query(query);
+        let total = terms.known_idf + terms.unknown_idf;
+        if total > 0.0 {
+            terms.known_idf / total
+        } else {
+            0.0
+        }
+    }
+
+    /// The documents matching at least one query term, best first (ties keep input order).
+    pub fn search(&self, query: &str) -> Vec<Scored> {
+        let QueryTerms {
+            known,
+            unknown,
+            known_idf,
+            unknown_idf,
+        } = self.query(query);
         // A prompt's weight stops growing past a sentence's worth of rare words: a question
         // around a pasted log or stack trace is about the question, not diluted by every path,
         // hash and number in the paste.
-        let total_idf = total_idf.min(COVERAGE_WEIGHT_CAP * self.idf(0));
+        let total_idf = (known_idf + unknown_idf).min(COVERAGE_WEIGHT_CAP * self.idf(0));
         let query_terms = known.len() + unknown.len();
         let mut scored: Vec<Scored> = Vec::new();
         for (i, doc) in self.docs.iter().enumerate() {
@@ -499,6 +532,17 @@ mod tests {
         let hits = index.search(&format!("stripe webhook failing:\n{}", log.join(" ")));
         let expected = 2.0 * seen_once / (COVERAGE_WEIGHT_CAP * never);
         assert!((hits[0].coverage - expected).abs() < 1e-9, "{hits:?}");
+    }
+
+    #[test]
+    fn the_known_share_is_the_weight_of_the_words_the_corpus_uses() {
+        let index = Bm25Index::new([vec![("stripe webhooks", 1.0)], vec![("cart rounding", 1.0)]]);
+        let (seen_once, never) = ((1.0f64 + 1.5 / 1.5).ln(), (1.0f64 + 2.5 / 0.5).ln());
+        let share = index.known_share("Stripe webhook signature, stripe again");
+        assert!((share - 2.0 * seen_once / (2.0 * seen_once + never)).abs() < 1e-9);
+        assert!((index.known_share("cart rounding") - 1.0).abs() < 1e-9);
+        assert_eq!(index.known_share("what does pipefail do"), 0.0);
+        assert_eq!(index.known_share("the a an"), 0.0, "stop words only");
     }
 
     #[test]

@@ -188,8 +188,8 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     println!("{text}");
-    assert!(measured.overall.recall_at_5 >= 0.75, "{text}");
-    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.55, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.8, "{text}");
+    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.65, "{text}");
     assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
     assert_eq!(
         measured.overall.none_silent, measured.overall.none,
@@ -198,7 +198,7 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let heldout = recall_set::measure(&engine, Path::new(HELDOUT_SET), &local).await;
     let text = report("local, held out", &heldout);
     println!("{text}");
-    assert!(heldout.overall.recall_at_5 >= 0.68, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.77, "{text}");
     assert!(
         heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
         "{text}"
@@ -243,8 +243,9 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
 }
 
 /// The local gate: a prompt passes on a memory standing out from the model's similarity for
-/// unrelated text. Before it, any memory at similarity 0.2 (or sharing one word) was related, and
-/// 60 % of the tuning (question, dir) pairs injected.
+/// unrelated text, the more easily the more of the prompt is words the dir uses. Before it, any
+/// memory at similarity 0.2 (or sharing one word) was related, and 60 % of the tuning
+/// (question, dir) pairs injected.
 #[tokio::test]
 async fn ordinary_questions_inject_nothing_with_the_local_model() {
     let fx = TempMemoryDir::new("recall-silence-local");
@@ -255,7 +256,7 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     for (half, silence) in silences(&engine, &local).await {
         let text = silence_report(&format!("local, {half}"), &silence);
         println!("{text}");
-        assert!(silence.rate() <= 0.06, "{text}");
+        assert!(silence.rate() <= 0.09, "{text}");
     }
     let report = engine
         .recall(
@@ -281,6 +282,44 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     );
     let gate = report.gate.as_deref().expect("gate");
     assert!(gate.contains("all-MiniLM-L6-v2"), "{gate}");
+    assert!(
+        gate.contains("less as the prompt's words are ones this dir uses"),
+        "{gate}"
+    );
+}
+
+/// A prompt in the dir's own words needs less of its strongest memory: "rerun the last six
+/// months of the events table" says what the backfill memory is about without its words, and
+/// its best similarity alone stays under the prompt's bar; 40 % of its weight is words the dir
+/// uses, which half the ordinary questions do not reach a third of.
+#[tokio::test]
+async fn a_prompt_in_the_dirs_own_words_finds_its_paraphrase_locally() {
+    let fx = TempMemoryDir::new("recall-known-share");
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let report = engine
+        .recall(
+            &Path::new(RECALL_SET).join("datapipe"),
+            &RecallRequest {
+                query: "Rerun the last six months of the events table".into(),
+                ..RecallRequest::default()
+            },
+            &Selector::Semantic(engine.embeddings().clone()),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("recall");
+    let backfill = report
+        .results
+        .iter()
+        .find(|r| r.file == "project_backfill.md")
+        .unwrap_or_else(|| panic!("the backfill memory: {report:#?}"));
+    let verdict = backfill.verdict.as_deref().expect("verdict");
+    assert!(
+        verdict.contains("of the prompt's weight is words this dir uses"),
+        "{verdict}"
+    );
 }
 
 #[tokio::test]

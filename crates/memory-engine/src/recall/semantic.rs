@@ -7,7 +7,9 @@
 //! (relative to the best lexical match the gate let through), so an exact shared term still
 //! lifts a memory the model finds only near. Whether it is related at all is the gate's call
 //! ([`gate::semantic_verdicts`]): its similarity measured against the model's own similarity
-//! for unrelated text ([`gate::Calibration`]), and what it shares with the prompt word for word.
+//! for unrelated text ([`gate::Calibration`]), what it shares with the prompt word for word, and
+//! how much of the prompt is words the dir uses at all (one more pass over the prompt's words,
+//! each one lookup in the warm corpus's vocabulary: no work per memory).
 
 use super::gate::{self, Bars, Calibration};
 use super::lexical::Ranked;
@@ -53,7 +55,8 @@ pub(super) fn rank(
         .iter()
         .map(|&(index, similarity)| (similarity, lexical_of[index].and_then(|r| r.lexical)))
         .collect();
-    let verdicts = gate::semantic_verdicts(&calibration, &evidence, bars);
+    let known_share = corpus.lexical.known_share(query);
+    let verdicts = gate::semantic_verdicts(&calibration, &evidence, known_share, bars);
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .zip(verdicts)
