@@ -135,35 +135,45 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                 )
             })
             .collect();
-    // Local: the first pass's gate (no known share, 3σ per unit of shared coverage), the bar
-    // alone moved, then the known share at 1.5σ with the bar around the chosen one.
-    let first_pass = Bars {
-        lexical_agreement: 3.0,
-        in_domain: 0.0,
+    // Local: the first pass's gate (the model's mean, 3σ per unit of shared coverage), the
+    // known share on the model's mean, then the prompt's own baseline with its bar moved.
+    let model_mean = Bars {
+        prompt_baseline: false,
         ..chosen
     };
-    let mut local_settings: Vec<(String, Bars)> =
-        vec![("best 4.5σ, +3σ/coverage (before)".to_owned(), first_pass)];
-    for prompt in [4.0, 4.5] {
-        local_settings.push((
-            format!("best {prompt}σ"),
+    let mut local_settings: Vec<(String, Bars)> = vec![
+        (
+            "model mean 4.5σ, +3σ/coverage (before)".to_owned(),
             Bars {
-                prompt,
-                in_domain: 0.0,
+                prompt: 4.5,
+                lexical_agreement: 3.0,
+                ..model_mean
+            },
+        ),
+        (
+            "model mean 4.5σ, +1.5σ × known share".to_owned(),
+            Bars {
+                prompt: 4.5,
+                in_domain: 1.5,
+                ..model_mean
+            },
+        ),
+        (
+            "own baseline 4.25σ, +1.5σ × known share".to_owned(),
+            Bars {
+                prompt: 4.25,
+                in_domain: 1.5,
                 ..chosen
             },
-        ));
-    }
-    for prompt in [4.0, 4.25, 4.5, 4.75, 5.0] {
-        local_settings.push((
-            format!("best {prompt}σ, +{}σ × known share", chosen.in_domain),
-            Bars { prompt, ..chosen },
-        ));
+        ),
+    ];
+    for prompt in [3.25, 3.5, 3.625, 3.75, 4.0] {
+        local_settings.push((format!("own baseline {prompt}σ"), Bars { prompt, ..chosen }));
     }
     println!();
     println!("relevance gate: recall@5 against ordinary questions wrongly injected (* = chosen)");
     println!(
-        "{:<9} {:<34} {:>9} {:>20}   {:>9} {:>20}",
+        "{:<9} {:<41} {:>9} {:>20}   {:>9} {:>20}",
         "recall", "gate", "tuning", "injected", "held out", "injected"
     );
     for (name, selector) in selectors {
@@ -177,7 +187,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             let held_out = point(&runtime, engine, selector, bars, (HELDOUT_SET, "heldout"));
             let mark = if *bars == chosen { "*" } else { " " };
             println!(
-                "{:<9} {mark}{:<33} {:>9.2} {:>20}   {:>9.2} {:>20}",
+                "{:<9} {mark}{:<40} {:>9.2} {:>20}   {:>9.2} {:>20}",
                 name,
                 label,
                 tuning.recall_at_5,

@@ -188,8 +188,8 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     println!("{text}");
-    assert!(measured.overall.recall_at_5 >= 0.8, "{text}");
-    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.65, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.83, "{text}");
+    assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
     assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
     assert_eq!(
         measured.overall.none_silent, measured.overall.none,
@@ -198,7 +198,7 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let heldout = recall_set::measure(&engine, Path::new(HELDOUT_SET), &local).await;
     let text = report("local, held out", &heldout);
     println!("{text}");
-    assert!(heldout.overall.recall_at_5 >= 0.77, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.8, "{text}");
     assert!(
         heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
         "{text}"
@@ -242,10 +242,9 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     assert_eq!(again.embeddings().cache().expect("cache").len(), cached);
 }
 
-/// The local gate: a prompt passes on a memory standing out from the model's similarity for
-/// unrelated text, the more easily the more of the prompt is words the dir uses. Before it, any
-/// memory at similarity 0.2 (or sharing one word) was related, and 60 % of the tuning
-/// (question, dir) pairs injected.
+/// The local gate: a prompt passes on a memory standing out from the prompt's own similarity to
+/// ordinary requests on other subjects. Before it, any memory at similarity 0.2 (or sharing one
+/// word) was related, and 60 % of the tuning (question, dir) pairs injected.
 #[tokio::test]
 async fn ordinary_questions_inject_nothing_with_the_local_model() {
     let fx = TempMemoryDir::new("recall-silence-local");
@@ -256,7 +255,7 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     for (half, silence) in silences(&engine, &local).await {
         let text = silence_report(&format!("local, {half}"), &silence);
         println!("{text}");
-        assert!(silence.rate() <= 0.09, "{text}");
+        assert!(silence.rate() <= 0.1, "{text}");
     }
     let report = engine
         .recall(
@@ -283,43 +282,58 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     let gate = report.gate.as_deref().expect("gate");
     assert!(gate.contains("all-MiniLM-L6-v2"), "{gate}");
     assert!(
-        gate.contains("less as the prompt's words are ones this dir uses"),
+        gate.contains("above the prompt's own similarity to ordinary requests"),
         "{gate}"
     );
 }
 
-/// A prompt in the dir's own words needs less of its strongest memory: "rerun the last six
-/// months of the events table" says what the backfill memory is about without its words, and
-/// its best similarity alone stays under the prompt's bar; 40 % of its weight is words the dir
-/// uses, which half the ordinary questions do not reach a third of.
+/// A prompt is measured from its own similarity to ordinary requests: "can I pull in lodash
+/// for this helper?" is near the memory saying to ask before adding a dependency, and near
+/// nothing ordinary. Measured from the model's mean for unrelated text instead, it stayed under
+/// the bar that keeps ordinary questions quiet (as "where should I send someone stuck getting
+/// started?" did for the Discord memory).
 #[tokio::test]
-async fn a_prompt_in_the_dirs_own_words_finds_its_paraphrase_locally() {
-    let fx = TempMemoryDir::new("recall-known-share");
+async fn a_prompt_near_a_memory_and_far_from_ordinary_requests_finds_it_locally() {
+    let fx = TempMemoryDir::new("recall-own-baseline");
     let Some(engine) = engine_with_model(&fx) else {
         return;
     };
-    let report = engine
-        .recall(
-            &Path::new(RECALL_SET).join("datapipe"),
-            &RecallRequest {
-                query: "Rerun the last six months of the events table".into(),
-                ..RecallRequest::default()
-            },
-            &Selector::Semantic(engine.embeddings().clone()),
-            &CancellationToken::new(),
-        )
-        .await
-        .expect("recall");
-    let backfill = report
-        .results
-        .iter()
-        .find(|r| r.file == "project_backfill.md")
-        .unwrap_or_else(|| panic!("the backfill memory: {report:#?}"));
-    let verdict = backfill.verdict.as_deref().expect("verdict");
-    assert!(
-        verdict.contains("of the prompt's weight is words this dir uses"),
-        "{verdict}"
-    );
+    let local = Selector::Semantic(engine.embeddings().clone());
+    for (dir, query, file) in [
+        (
+            "shopfront",
+            "Can I pull in lodash for this helper?",
+            "feedback_ask_before_deps.md",
+        ),
+        (
+            "tidy-cli",
+            "Someone is stuck getting started, where should I send them to ask?",
+            "reference_discord.md",
+        ),
+    ] {
+        let report = engine
+            .recall(
+                &Path::new(RECALL_SET).join(dir),
+                &RecallRequest {
+                    query: query.into(),
+                    ..RecallRequest::default()
+                },
+                &local,
+                &CancellationToken::new(),
+            )
+            .await
+            .expect("recall");
+        let found = report
+            .results
+            .iter()
+            .find(|r| r.file == file)
+            .unwrap_or_else(|| panic!("{query:?} finds {file}: {report:#?}"));
+        let verdict = found.verdict.as_deref().expect("verdict");
+        assert!(
+            verdict.contains("σ over unrelated text; needs 1.5σ"),
+            "{verdict}"
+        );
+    }
 }
 
 #[tokio::test]

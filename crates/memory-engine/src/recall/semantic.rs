@@ -36,6 +36,11 @@ pub(super) fn rank(
         Error::InvalidInput(format!("{}: no vector for the prompt", embedder.id()))
     })?;
     let calibration = Calibration::measure(embedder)?;
+    let calibration = if bars.prompt_baseline {
+        calibration.for_prompt(&query_vector)
+    } else {
+        calibration
+    };
     let best_lexical = lexical
         .iter()
         .filter(|r| !r.unrelated)
