@@ -6,10 +6,12 @@
 //! A memory's score is its cosine similarity to the prompt plus a share of its lexical score
 //! (relative to the best lexical match the gate let through), so an exact shared term still
 //! lifts a memory the model finds only near. Whether it is related at all is the gate's call
-//! ([`gate::semantic_verdicts`]): its similarity measured against the model's own similarity
-//! for unrelated text ([`gate::Calibration`]), what it shares with the prompt word for word, and
-//! how much of the prompt is words the dir uses at all (one more pass over the prompt's words,
-//! each one lookup in the warm corpus's vocabulary: no work per memory).
+//! ([`gate::semantic_verdicts`]): its similarity measured from the prompt's own similarity to
+//! ordinary requests, in the model's spread for unrelated text ([`gate::Calibration`]: 20 dot
+//! products per prompt, the requests' vectors cached with the calibration), and, where the bars
+//! count them, what it shares with the prompt word for word and how much of the prompt is words
+//! the dir uses at all (one more pass over the prompt's words, each one lookup in the warm
+//! corpus's vocabulary). Neither adds work per memory.
 
 use super::gate::{self, Bars, Calibration};
 use super::lexical::Ranked;
@@ -60,7 +62,12 @@ pub(super) fn rank(
         .iter()
         .map(|&(index, similarity)| (similarity, lexical_of[index].and_then(|r| r.lexical)))
         .collect();
-    let known_share = corpus.lexical.known_share(query);
+    // The prompt's words are looked up only when they count.
+    let known_share = if bars.in_domain > 0.0 {
+        corpus.lexical.known_share(query)
+    } else {
+        0.0
+    };
     let verdicts = gate::semantic_verdicts(&calibration, &evidence, known_share, bars);
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
