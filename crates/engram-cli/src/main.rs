@@ -88,6 +88,8 @@ enum Command {
     Stranded(commands::stranded::Args),
     /// Tokens used by every model call, per day, project and job; today's against the budget.
     Usage(commands::usage::Args),
+    /// Serve the project's memory and sessions over MCP (stdio); install it into Claude Code.
+    Mcp(commands::mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -122,6 +124,7 @@ fn main() -> ExitCode {
         Command::Models(args) => commands::models::run(&context, args),
         Command::Stranded(args) => commands::stranded::run(&context, args),
         Command::Usage(args) => commands::usage::run(&context, args),
+        Command::Mcp(args) => commands::mcp::run(&context, args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

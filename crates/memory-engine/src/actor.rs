@@ -27,10 +27,12 @@ pub enum Actor {
     /// Claude Code's own dream: what changed while another process held `.consolidate-lock`.
     #[serde(rename = "claude-dream")]
     ClaudeDream,
+    /// An agent saving through Engram's MCP server (`memory_remember`).
+    Mcp,
 }
 
 impl Actor {
-    pub const ALL: [Actor; 7] = [
+    pub const ALL: [Actor; 8] = [
         Actor::User,
         Actor::External,
         Actor::Dream,
@@ -38,6 +40,7 @@ impl Actor {
         Actor::Snapshot,
         Actor::Team,
         Actor::ClaudeDream,
+        Actor::Mcp,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +52,7 @@ impl Actor {
             Actor::Snapshot => "snapshot",
             Actor::Team => "team",
             Actor::ClaudeDream => "claude-dream",
+            Actor::Mcp => "mcp",
         }
     }
 }
@@ -68,7 +72,7 @@ impl FromStr for Actor {
             .find(|actor| actor.as_str() == s)
             .ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot, team or claude-dream)"
+                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot, team, claude-dream or mcp)"
                 ))
             })
     }

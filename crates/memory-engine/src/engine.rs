@@ -70,6 +70,12 @@ impl Engine {
         crate::environment::nfc_path(&dir)
     }
 
+    /// Whether the config home was chosen (`--claude-dir`, `$CLAUDE_CONFIG_DIR`) rather than
+    /// defaulted to `~/.claude`: Claude Code then keeps its global config inside it.
+    pub fn claude_home_is_chosen(&self) -> bool {
+        self.inner.claude_home.is_some() || self.env().get("CLAUDE_CONFIG_DIR").is_some()
+    }
+
     /// The managed (policy) settings file, when this engine reads one. Engines built by hand
     /// (tests) read none unless given one, so a machine's real policy never leaks into a test.
     pub fn managed_settings(&self) -> Option<&Path> {

@@ -371,12 +371,60 @@ impl Engine {
         let cwd = real_path(cwd);
         project_dir(&self.claude_home().join("projects"), &cwd.to_string_lossy())
     }
+
+    /// Claude Code's global config file, where `claude mcp add --scope user` writes: a legacy
+    /// `<config home>/.config.json` when one exists, else `.claude.json` in the config home when
+    /// one was chosen (`--claude-dir`, `$CLAUDE_CONFIG_DIR`), else `~/.claude.json` — beside
+    /// `~/.claude`, not in it (checked against Claude Code 2.1.330).
+    pub fn claude_global_config_path(&self) -> PathBuf {
+        let home = self.claude_home();
+        let legacy = home.join(".config.json");
+        if legacy.is_file() {
+            return legacy;
+        }
+        if self.claude_home_is_chosen() {
+            return home.join(".claude.json");
+        }
+        self.env()
+            .home_dir()
+            .unwrap_or_else(|| PathBuf::from("/"))
+            .join(".claude.json")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::environment::Environment;
+
+    #[test]
+    fn the_global_config_is_beside_the_default_home_and_inside_a_chosen_one() {
+        let env = Environment::empty().with("HOME", "/home/me");
+        let engine = Engine::builder(env.clone()).build();
+        assert_eq!(
+            engine.claude_global_config_path(),
+            PathBuf::from("/home/me/.claude.json")
+        );
+        let engine = Engine::builder(env.clone().with("CLAUDE_CONFIG_DIR", "/cfg")).build();
+        assert_eq!(
+            engine.claude_global_config_path(),
+            PathBuf::from("/cfg/.claude.json")
+        );
+        let engine = Engine::builder(env).claude_home("/flag").build();
+        assert_eq!(
+            engine.claude_global_config_path(),
+            PathBuf::from("/flag/.claude.json")
+        );
+        let legacy = tempfile::tempdir().expect("tmp");
+        std::fs::write(legacy.path().join(".config.json"), "{}").expect("seed");
+        let engine = Engine::builder(Environment::empty())
+            .claude_home(legacy.path())
+            .build();
+        assert_eq!(
+            engine.claude_global_config_path(),
+            legacy.path().join(".config.json")
+        );
+    }
     use crate::testing::fixtures::write_file;
     use std::process::Command;
 

@@ -17,7 +17,7 @@
 use std::cmp::Ordering;
 use std::fs;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -92,10 +92,82 @@ pub struct SearchHit {
 /// A lowercased query word.
 type Term = String;
 
+/// Where a set of searched files comes from.
+enum Source {
+    /// A project under `<memory base>/projects/` (its working dir looked up only for hits).
+    Project(String),
+    /// One memory dir searched on its own: the project's name and working dir as the caller
+    /// knows them.
+    Dir {
+        project: String,
+        project_path: Option<PathBuf>,
+        memory_dir: PathBuf,
+    },
+    Agent(crate::agent_memory::AgentStore),
+}
+
 impl Engine {
     /// Searches every project's memory dir under the Claude home for `query`; best hits first.
     /// An empty query is [`Error::InvalidInput`]; a home without projects has no hits.
     pub fn search_memories(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>> {
+        let mut sources: Vec<(Source, Vec<FoundFile>)> = Vec::new();
+        let base = crate::disk::resolved_path(&self.memory_base().join("projects"));
+        for name in self.project_names()? {
+            let dir = self.project_memory_dir(&name);
+            // A memory dir symlinked out of the Claude home (to `/`, say) is not searched: that
+            // would walk whatever it points at.
+            if !crate::disk::resolved_path(&dir).starts_with(&base) {
+                continue;
+            }
+            // One unreadable memory dir does not hide the others.
+            if let Ok(found) = scan::list_files(&dir) {
+                sources.push((Source::Project(name), found));
+            }
+        }
+        // Agent memory dirs come after the projects. `list_files` does not follow symlinks
+        // inside a dir; an agent dir that is itself a link is skipped.
+        for agent in self.agent_stores().unwrap_or_default() {
+            let is_link =
+                fs::symlink_metadata(&agent.dir).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link {
+                continue;
+            }
+            if let Ok(found) = scan::list_files(&agent.dir) {
+                sources.push((Source::Agent(agent), found));
+            }
+        }
+        self.search_sources(query, sources, options)
+    }
+
+    /// Searches one project's memory dir (`memory_dir`, wherever it is) the way
+    /// [`Engine::search_memories`] searches them all; hits name `project` and `project_path`.
+    pub fn search_memory_dir(
+        &self,
+        project: &str,
+        project_path: Option<PathBuf>,
+        memory_dir: &Path,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
+        let found = match scan::list_files(memory_dir) {
+            Ok(found) => found,
+            Err(Error::NotFound(_)) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let source = Source::Dir {
+            project: project.to_owned(),
+            project_path,
+            memory_dir: memory_dir.to_path_buf(),
+        };
+        self.search_sources(query, vec![(source, found)], options)
+    }
+
+    fn search_sources(
+        &self,
+        query: &str,
+        sources: Vec<(Source, Vec<FoundFile>)>,
+        options: &SearchOptions,
+    ) -> Result<Vec<SearchHit>> {
         let terms = query_terms(query);
         if terms.is_empty() {
             return Err(Error::InvalidInput(
@@ -109,38 +181,15 @@ impl Engine {
                 .join(" ")
                 .to_lowercase()
         });
-
-        let projects = self.project_names()?;
         let mut files: Vec<(usize, FoundFile)> = Vec::new();
-        let base = crate::disk::resolved_path(&self.memory_base().join("projects"));
-        for (project, name) in projects.iter().enumerate() {
-            let dir = self.project_memory_dir(name);
-            // A memory dir symlinked out of the Claude home (to `/`, say) is not searched: that
-            // would walk whatever it points at.
-            if !crate::disk::resolved_path(&dir).starts_with(&base) {
-                continue;
-            }
-            // One unreadable memory dir does not hide the others.
-            if let Ok(found) = scan::list_files(&dir) {
-                files.extend(found.into_iter().map(|f| (project, f)));
-            }
-        }
-        // Agent memory dirs come after the projects, numbered on from them. `list_files` does
-        // not follow symlinks inside a dir; an agent dir that is itself a link is skipped.
-        let agents = self.agent_stores().unwrap_or_default();
-        for (at, agent) in agents.iter().enumerate() {
-            let is_link =
-                fs::symlink_metadata(&agent.dir).is_ok_and(|m| m.file_type().is_symlink());
-            if is_link {
-                continue;
-            }
-            if let Ok(found) = scan::list_files(&agent.dir) {
-                files.extend(found.into_iter().map(|f| (projects.len() + at, f)));
-            }
+        let mut origins = Vec::with_capacity(sources.len());
+        for (at, (source, found)) in sources.into_iter().enumerate() {
+            files.extend(found.into_iter().map(|f| (at, f)));
+            origins.push(source);
         }
 
-        let matched = scan::map_parallel(&files, Vec::new, |buffer, (project, found)| {
-            match_file(found, &terms, phrase.as_deref(), buffer).map(|hit| (*project, hit))
+        let matched = scan::map_parallel(&files, Vec::new, |buffer, (source, found)| {
+            match_file(found, &terms, phrase.as_deref(), buffer).map(|hit| (*source, hit))
         });
         let mut hits: Vec<(usize, FileMatch)> = matched.into_iter().flatten().collect();
         hits.sort_by(|(pa, a), (pb, b)| {
@@ -154,12 +203,12 @@ impl Engine {
         hits.truncate(options.limit);
 
         // The working directory costs a few transcript reads: only for projects with hits.
-        let mut paths: Vec<Option<Option<PathBuf>>> = vec![None; projects.len()];
+        let mut paths: Vec<Option<Option<PathBuf>>> = vec![None; origins.len()];
         Ok(hits
             .into_iter()
             .map(|(source, hit)| {
-                let (project, project_path, memory_dir, agent) = match projects.get(source) {
-                    Some(name) => {
+                let (project, project_path, memory_dir, agent) = match &origins[source] {
+                    Source::Project(name) => {
                         let path = paths[source]
                             .get_or_insert_with(|| {
                                 crate::projects::project_path(
@@ -170,15 +219,22 @@ impl Engine {
                             .clone();
                         (name.clone(), path, self.project_memory_dir(name), None)
                     }
-                    None => {
-                        let agent = &agents[source - projects.len()];
-                        (
-                            agent.store.clone(),
-                            agent.cwd.clone(),
-                            agent.dir.clone(),
-                            Some(agent.label.clone()),
-                        )
-                    }
+                    Source::Dir {
+                        project,
+                        project_path,
+                        memory_dir,
+                    } => (
+                        project.clone(),
+                        project_path.clone(),
+                        memory_dir.clone(),
+                        None,
+                    ),
+                    Source::Agent(agent) => (
+                        agent.store.clone(),
+                        agent.cwd.clone(),
+                        agent.dir.clone(),
+                        Some(agent.label.clone()),
+                    ),
                 };
                 SearchHit {
                     project,

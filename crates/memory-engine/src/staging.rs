@@ -55,6 +55,8 @@ pub enum ChangeSource {
     /// undoable as one).
     #[serde(rename = "claude-dream")]
     ClaudeDream,
+    /// An agent's `memory_remember` through Engram's MCP server.
+    Mcp,
 }
 
 impl ChangeSource {
@@ -68,6 +70,7 @@ impl ChangeSource {
             // Taking stranded memory back is the person's own decision.
             ChangeSource::Stranded | ChangeSource::Redaction => Actor::User,
             ChangeSource::ClaudeDream => Actor::ClaudeDream,
+            ChangeSource::Mcp => Actor::Mcp,
         }
     }
 }

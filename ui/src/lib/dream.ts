@@ -178,4 +178,5 @@ export const SOURCE_LABELS: Record<ChangeSource, string> = {
   stranded: "a stranded store",
   redaction: "a redaction you asked for",
   "claude-dream": "Claude Code's own dream",
+  mcp: "an agent, through Engram's MCP server",
 };

@@ -48,7 +48,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         let actor_color = match version.actor {
             Actor::User => Color::Green,
             Actor::External | Actor::ClaudeDream => Color::Yellow,
-            Actor::Dream | Actor::Extract | Actor::Snapshot | Actor::Team => Color::Magenta,
+            Actor::Dream | Actor::Extract | Actor::Snapshot | Actor::Team | Actor::Mcp => {
+                Color::Magenta
+            }
         };
         table.row(vec![
             Cell::new(&version.version),

@@ -118,7 +118,7 @@ fn command_lines(change: &HookChange) -> String {
 
 /// The running `engram`, as an absolute path with symlinks resolved, so the hook keeps working
 /// from any directory Claude Code runs it in.
-fn this_binary() -> Result<PathBuf> {
+pub fn this_binary() -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| Error::io("<current executable>", e))?;
     exe.canonicalize().map_err(|e| Error::io(&exe, e))
 }

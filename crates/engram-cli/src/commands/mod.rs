@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod index;
 pub mod lint;
 pub mod log;
+pub mod mcp;
 pub mod models;
 pub mod projects;
 pub mod recall;

@@ -77,6 +77,17 @@ impl PreparedWrite {
         Ok(prepared)
     }
 
+    /// Makes the new file readable and writable by its owner only when there is no target yet
+    /// (an existing target's mode is kept): for files that hold account details.
+    pub fn owner_only_if_new(self) -> Result<PreparedWrite> {
+        #[cfg(unix)]
+        if fs::symlink_metadata(&self.target).is_err() {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&self.temp, fs::Permissions::from_mode(0o600)).at(&self.temp)?;
+        }
+        Ok(self)
+    }
+
     /// Renames the temp over the target.
     pub fn commit(mut self) -> Result<()> {
         fs::rename(&self.temp, &self.target).at(&self.target)?;

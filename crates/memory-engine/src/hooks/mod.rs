@@ -27,7 +27,6 @@
 pub mod server;
 pub mod stop;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -35,10 +34,10 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::LlmOverrides;
-use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::json_edit::{self, Node, Style};
+use crate::json_file::JsonFile;
 use crate::recall::{additional_context, RecallReport, RecallRequest};
 
 /// The event Engram's recall hook runs on.
@@ -179,11 +178,74 @@ impl Engine {
             output: None,
         };
         let input = parse_user_prompt_submit(stdin)?;
-        if !is_recall_query(&input.prompt) {
+        let recall = self
+            .prompt_recall(
+                &input.cwd,
+                &input.prompt,
+                0,
+                input.session_id.clone(),
+                overrides,
+                config,
+                cancel,
+            )
+            .await?;
+        let PromptRecall::Recalled { report, .. } = recall else {
             return Ok(nothing);
+        };
+        if report.results.is_empty() {
+            return Ok(PromptHookOutcome {
+                report: Some(report),
+                output: None,
+            });
+        }
+        if let Some(session) = &input.session_id {
+            self.record_surfaced(session, &report.results)?;
+        }
+        let output = prompt_hook_output(&additional_context(&report.results));
+        Ok(PromptHookOutcome {
+            report: Some(report),
+            output: Some(output),
+        })
+    }
+}
+
+/// What the prompt hook recalls for one prompt, before anything is printed or recorded.
+#[derive(Debug, Clone)]
+pub enum PromptRecall {
+    /// The hook recalls nothing for this prompt, without looking at a memory (a single word,
+    /// auto-memory turned off); why, in words.
+    Skipped(&'static str),
+    /// The recall the hook would inject (its `results` may be empty: nothing relevant).
+    Recalled {
+        memory_dir: PathBuf,
+        report: RecallReport,
+    },
+}
+
+impl Engine {
+    /// What the prompt hook recalls for `prompt` in the project at `cwd`: the same gate (no
+    /// single-word prompts, nothing when auto-memory is off), the project's memory dir resolved
+    /// as Claude Code resolves it, the configured selector (unless `overrides` say otherwise)
+    /// and at most `limit` memories (0: recall's own cap). With `session`, files that session
+    /// was already shown are left out. Records nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn prompt_recall(
+        &self,
+        cwd: &Path,
+        prompt: &str,
+        limit: usize,
+        session: Option<String>,
+        overrides: &LlmOverrides,
+        config: &crate::config::Config,
+        cancel: &CancellationToken,
+    ) -> Result<PromptRecall> {
+        if !is_recall_query(prompt) {
+            return Ok(PromptRecall::Skipped(
+                "single-word prompts are not recalled for, as in Claude Code",
+            ));
         }
         let engine = self.clone();
-        let cwd = input.cwd.clone();
+        let cwd = cwd.to_path_buf();
         let overrides = overrides.clone();
         let config = config.clone();
         // Settings, the memory dir and the API key (a keyring read may block on D-Bus) are
@@ -199,31 +261,21 @@ impl Engine {
         .await
         .map_err(|e| Error::InvalidInput(format!("hook worker failed: {e}")))??;
         let Some((memory_dir, setup)) = prepared else {
-            return Ok(nothing);
+            return Ok(PromptRecall::Skipped(
+                "auto-memory is turned off for this project (CLAUDE_CODE_DISABLE_AUTO_MEMORY or \
+                 autoMemoryEnabled)",
+            ));
         };
         let request = RecallRequest {
-            query: input.prompt.clone(),
-            limit: 0,
+            query: prompt.to_owned(),
+            limit,
             exclude: Vec::new(),
-            session: input.session_id.clone(),
+            session,
         };
         let report = self
             .recall_as(&memory_dir, &request, &setup, cancel)
             .await?;
-        if report.results.is_empty() {
-            return Ok(PromptHookOutcome {
-                report: Some(report),
-                output: None,
-            });
-        }
-        if let Some(session) = &input.session_id {
-            self.record_surfaced(session, &report.results)?;
-        }
-        let output = prompt_hook_output(&additional_context(&report.results));
-        Ok(PromptHookOutcome {
-            report: Some(report),
-            output: Some(output),
-        })
+        Ok(PromptRecall::Recalled { memory_dir, report })
     }
 }
 
@@ -508,47 +560,11 @@ fn install_one(
 }
 
 fn parse_settings(path: &Path, text: &str) -> Result<Node> {
-    let root = json_edit::parse(text).map_err(|message| {
-        let line = message
-            .strip_prefix("line ")
-            .and_then(|rest| rest.split(':').next())
-            .and_then(|n| n.parse().ok());
-        let message = message
-            .split_once(": ")
-            .map_or(message.clone(), |(_, m)| m.to_owned());
-        Error::parse(path, line, message)
-    })?;
-    if root.members().is_none() {
-        return Err(Error::parse(path, None, "not a JSON object"));
-    }
-    // Claude Code's JSON parser keeps the last of two equal keys: an edit of the first would be
-    // silently ignored, and "installed" a lie. Refuse rather than guess.
-    let hooks = root.member("hooks").map(|m| &m.value);
-    for object in std::iter::once(&root).chain(hooks) {
-        let mut seen = std::collections::HashSet::new();
-        for member in object.members().unwrap_or_default() {
-            if !seen.insert(member.key.as_str()) {
-                return Err(Error::parse(
-                    path,
-                    None,
-                    format!(
-                        "the key \"{}\" appears twice; Claude Code reads only the last one, \
-                         so merge them into one first",
-                        member.key
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(root)
+    JsonFile::new(path, PathBuf::new()).parse(text, &["hooks"])
 }
 
 fn type_error(path: &Path, what: &str) -> Error {
-    Error::parse(
-        path,
-        None,
-        format!("`{what}` is not what Claude Code expects there; not touching the file"),
-    )
+    JsonFile::new(path, PathBuf::new()).type_error(what)
 }
 
 impl Engine {
@@ -557,55 +573,21 @@ impl Engine {
         self.claude_home().join("settings.json")
     }
 
-    fn settings_backup_dir(&self) -> PathBuf {
-        self.engram_home().join("backups").join("claude-settings")
+    /// `settings.json`, backed up into `<engram home>/backups/claude-settings/`.
+    fn settings_file(&self) -> JsonFile {
+        JsonFile::new(
+            self.claude_settings_path(),
+            self.engram_home().join("backups").join("claude-settings"),
+        )
     }
 
     /// Engram's backups of `settings.json`, newest first.
-    /// The text of the newest backup of `settings.json`.
-    fn latest_settings_backup(&self) -> Option<String> {
-        let newest = self.settings_backups().into_iter().next()?;
-        disk::read_text(&newest).ok()
-    }
-
     pub fn settings_backups(&self) -> Vec<PathBuf> {
-        let mut backups: Vec<PathBuf> = fs::read_dir(self.settings_backup_dir())
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("settings.json."))
-            })
-            .collect();
-        backups.sort();
-        backups.reverse();
-        backups
-    }
-
-    fn backup_settings(&self, original: &str) -> Result<PathBuf> {
-        let stamp = chrono::DateTime::<chrono::Utc>::from(self.clock().now())
-            .format("%Y%m%dT%H%M%S%.3fZ")
-            .to_string();
-        let dir = self.settings_backup_dir();
-        let mut path = dir.join(format!("settings.json.{stamp}"));
-        let mut n = 1;
-        while path.exists() {
-            path = dir.join(format!("settings.json.{stamp}-{n}"));
-            n += 1;
-        }
-        disk::atomic_write(&path, original.as_bytes())?;
-        Ok(path)
+        self.settings_file().backups()
     }
 
     fn read_settings_text(&self) -> Result<Option<String>> {
-        let path = self.claude_settings_path();
-        match disk::read_text(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(Error::NotFound(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
+        self.settings_file().read()
     }
 
     /// Writes `updated` over `settings.json`, which held `original` when the edit was planned:
@@ -613,23 +595,8 @@ impl Engine {
     /// backs `original` up, and writes through a symlink rather than replacing it (dotfile
     /// managers link `settings.json` into a repository). Returns the backup.
     fn write_settings(&self, original: Option<&str>, updated: &str) -> Result<Option<PathBuf>> {
-        let path = self.claude_settings_path();
-        if self.read_settings_text()?.as_deref() != original {
-            return Err(Error::Conflict(path));
-        }
-        let backup = original
-            .map(|text| self.backup_settings(text))
-            .transpose()?;
-        let target = fs::canonicalize(&path).unwrap_or(path);
-        // A rename would replace a file its owner made read-only: honour the mode instead.
-        if fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(Error::InvalidInput(format!(
-                "{}: the file is read-only; make it writable to let Engram change its hooks",
-                target.display()
-            )));
-        }
-        disk::atomic_write(&target, updated.as_bytes())?;
-        Ok(backup)
+        self.settings_file()
+            .write_unchanged_since(original, updated, self.clock().now())
     }
 
     /// Whether Engram's hooks (run by `program`) are in `settings.json`, and with which
@@ -715,7 +682,7 @@ impl Engine {
         let program = installed
             .first()
             .map(|command| PathBuf::from(split_program(command).0));
-        if let (Some(program), Some(backup)) = (&program, self.latest_settings_backup()) {
+        if let (Some(program), Some(backup)) = (&program, self.settings_file().latest_backup()) {
             let reinstalled = installed_text(&path, Some(&backup), program);
             if matches!(&reinstalled, Ok((text, HookAction::Installed)) if *text == original) {
                 let saved = self.write_settings(Some(&original), &backup)?;
@@ -800,6 +767,8 @@ fn remove_all(path: &Path, mut text: String, hook: EngramHook) -> Result<String>
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     fn home_with_settings(text: &str) -> (tempfile::TempDir, crate::Engine) {
