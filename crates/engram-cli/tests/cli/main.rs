@@ -20,6 +20,7 @@ mod history;
 mod hook_socket;
 mod hostile;
 mod hostile_io;
+mod mcp;
 mod models;
 mod recall_hooks;
 mod search_fix;
