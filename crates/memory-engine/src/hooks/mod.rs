@@ -192,6 +192,7 @@ impl Engine {
         let PromptRecall::Recalled { report, .. } = recall else {
             return Ok(nothing);
         };
+        let report = *report;
         if report.results.is_empty() {
             return Ok(PromptHookOutcome {
                 report: Some(report),
@@ -218,7 +219,8 @@ pub enum PromptRecall {
     /// The recall the hook would inject (its `results` may be empty: nothing relevant).
     Recalled {
         memory_dir: PathBuf,
-        report: RecallReport,
+        // Boxed: a report is large and `Skipped` is a word.
+        report: Box<RecallReport>,
     },
 }
 
@@ -275,7 +277,10 @@ impl Engine {
         let report = self
             .recall_as(&memory_dir, &request, &setup, cancel)
             .await?;
-        Ok(PromptRecall::Recalled { memory_dir, report })
+        Ok(PromptRecall::Recalled {
+            memory_dir,
+            report: Box::new(report),
+        })
     }
 }
 

@@ -309,7 +309,7 @@ pub async fn memory_recall(
             let _ =
                 tokio::task::spawn_blocking(move || engine.warm_corpora().keep(&memory_dir)).await;
             let skipped = report.skipped.clone();
-            (Some(report), skipped)
+            (Some(*report), skipped)
         }
     };
     let output = match &report {
