@@ -14,11 +14,12 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|app|budget]`,
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|mcp|app|budget]`,
 //! or `engram-bench --soak MINUTES` for the soak (`soak.rs`, `make soak`).
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`; the
-//! daily token budget at work (extractions switching to offline, a forced dream skipped, what
-//! the check costs) in `budget.rs`.
+//! MCP server's tool calls at 10,000 memories in `mcp.rs`; the daily token budget at work
+//! (extractions switching to offline, a forced dream skipped, what the check costs) in
+//! `budget.rs`.
 
 use std::fs;
 use std::io::Read;
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 mod app;
 mod budget;
 mod extract;
+mod mcp;
 mod recall;
 mod sessions;
 mod soak;
@@ -114,6 +116,9 @@ fn run() -> Result<(), String> {
     if options.only.as_deref() == Some("app") {
         return app::app_start(&options.corpus);
     }
+    if options.only.as_deref() == Some("mcp") {
+        return mcp::mcp_latency(&options.corpus);
+    }
     if matches!(options.only.as_deref(), None | Some("extract")) {
         extract::extract_quality()?;
         if options.only.is_some() {
@@ -135,6 +140,7 @@ fn run() -> Result<(), String> {
         recall::recall_quality(&engine, &selectors)?;
         recall::recall_latency(&options.corpus)?;
         recall::embedding_throughput(&options.corpus)?;
+        mcp::mcp_latency(&options.corpus)?;
         if options.only.is_some() {
             return Ok(());
         }
