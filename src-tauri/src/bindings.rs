@@ -46,6 +46,9 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::llm::probe::ConnectionTest::export_all_to(dir)?;
     engine::llm::probe::ConnectionCheck::export_all_to(dir)?;
     crate::commands::recall::RecallPreview::export_all_to(dir)?;
+    // Settings: Engram's MCP server in Claude Code (issue #22).
+    engine::mcp::install::McpStatus::export_all_to(dir)?;
+    engine::mcp::install::McpChange::export_all_to(dir)?;
     // Dreams view and the review screen (issue #9).
     crate::commands::dreams::DreamOverview::export_all_to(dir)?;
     crate::events::DreamFinished::export_all_to(dir)?;

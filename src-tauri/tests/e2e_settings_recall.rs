@@ -8,7 +8,8 @@
 //! `xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- cargo test -p engram-app
 //! --features engram-app/custom-protocol --test e2e_settings_recall -- --ignored`.
 //! Screenshots land in `<target dir>/e2e-screenshots/`: settings-offline, settings,
-//! settings-budget, recall, recall-over-budget, recall-offline, settings-budget-reached.
+//! settings-budget, settings-mcp-preview, settings-mcp, recall, recall-over-budget, recall-offline,
+//! settings-budget-reached.
 
 #![cfg(unix)]
 
@@ -246,6 +247,46 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     .await;
     assert!(config.contains("provider = \"openai\""), "{config}");
     screenshot(&client, "settings-budget.png").await;
+    // Claude Code's MCP server: the row shows the `.claude.json` change before writing it, then
+    // writes it (the app's `--claude-dir` is the config dir, so the file is inside it). The
+    // `engram` command is found beside the app, where `cargo test --workspace` builds it.
+    scroll_into_view(&client, "[data-testid='mcp-settings']").await;
+    let claude_json = home.join(".claude.json");
+    if Path::new(env!("CARGO_BIN_EXE_engram-app"))
+        .with_file_name("engram")
+        .is_file()
+    {
+        wait_until_text(&client, "[data-testid='mcp-status']", "Not installed").await;
+        click(&client, "[data-testid='mcp-install']").await;
+        wait_for(&client, "[data-testid='mcp-settings'] [role='table']").await;
+        scroll_into_view(&client, "[data-testid='mcp-confirm']").await;
+        screenshot(&client, "settings-mcp-preview.png").await;
+        assert!(!claude_json.exists(), "a preview writes nothing");
+        click(&client, "[data-testid='mcp-confirm']").await;
+        wait_until_text(
+            &client,
+            "[data-testid='mcp-status']",
+            "Installed for your user",
+        )
+        .await;
+        let written: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&claude_json).expect(".claude.json"))
+                .expect("JSON");
+        assert_eq!(
+            written["mcpServers"]["engram"]["args"],
+            serde_json::json!(["mcp"]),
+            "{written}"
+        );
+        screenshot(&client, "settings-mcp.png").await;
+    } else {
+        eprintln!("the engram command is not built beside the app: the MCP row shows why");
+        wait_until_text(
+            &client,
+            "[data-testid='mcp-settings']",
+            "Install the engram command",
+        )
+        .await;
+    }
 
     // Recall in the project: the configured model picks the memory about the currency bug.
     // The sidebar's first section (its label's ellipsis styling hides it from WebDriver's text).

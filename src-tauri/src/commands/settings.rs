@@ -1,6 +1,7 @@
 //! The Settings screen: which language model Engram's jobs use (offline, Anthropic or an
 //! OpenAI-compatible server), each provider's model and base URL in `config.toml`, API keys in
-//! the OS keyring (never in a file), and a connection test with the values being edited.
+//! the OS keyring (never in a file), and a connection test with the values being edited; and
+//! Engram's MCP server in Claude Code's `.claude.json` (status, a preview diff, install, remove).
 //!
 //! Also the daily token budget (`[budget] daily_tokens`) and today's usage against it.
 //!
@@ -8,7 +9,7 @@
 //! blocking pool. The key commands answer with the whole [`LlmSetup`] so the screen shows where
 //! each key now comes from without a second call.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use memory_engine::embed::fetch::FetchProgress;
 use memory_engine::embed::LOCAL_MODEL;
@@ -18,6 +19,7 @@ use memory_engine::llm::probe::{ConnectionCheck, ConnectionTest};
 use memory_engine::llm::setup::{LlmChoice, LlmSetup};
 use memory_engine::llm::usage::{BudgetStatus, UsageReport};
 use memory_engine::llm::{CancellationToken, ProviderKind};
+use memory_engine::mcp::install::{McpChange, McpScope, McpStatus};
 use memory_engine::{EmbedAllProgress, EmbedAllReport};
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -143,6 +145,75 @@ pub fn set_start_at_login<R: tauri::Runtime>(app: tauri::AppHandle<R>, on: bool)
     manager.is_enabled().map_err(autostart_error)
 }
 
+/// Where Engram's MCP server stands in Claude Code's user config (`.claude.json`): the entry
+/// `engram mcp install` writes, run by the `engram` command installed with this app.
+#[tauri::command]
+pub async fn mcp_server_status(state: State<'_, AppState>) -> Result<McpStatus> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        let program = engram_command(&engine)?;
+        engine.mcp_status(&program, McpScope::User, Path::new(""))
+    })
+    .await
+}
+
+/// What installing the server would change in `.claude.json`, as a diff; writes nothing.
+#[tauri::command]
+pub async fn preview_mcp_server(state: State<'_, AppState>) -> Result<McpChange> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        let program = engram_command(&engine)?;
+        engine.preview_mcp_install(&program, McpScope::User, Path::new(""))
+    })
+    .await
+}
+
+/// Adds Engram's MCP server to `.claude.json` for every project (merged with the file as it is
+/// when written; a backup first).
+#[tauri::command]
+pub async fn install_mcp_server(state: State<'_, AppState>) -> Result<McpChange> {
+    let engine = state.engine().clone();
+    blocking(move || {
+        let program = engram_command(&engine)?;
+        engine.install_mcp(&program, McpScope::User, Path::new(""))
+    })
+    .await
+}
+
+/// Removes Engram's MCP server from `.claude.json`, leaving every other entry.
+#[tauri::command]
+pub async fn uninstall_mcp_server(state: State<'_, AppState>) -> Result<McpChange> {
+    let engine = state.engine().clone();
+    blocking(move || engine.uninstall_mcp(McpScope::User, Path::new(""))).await
+}
+
+/// The `engram` command the server entry runs: beside this app's binary (the packages install
+/// both in one directory), else the first on the engine's `PATH`; symlinks resolved.
+fn engram_command(engine: &memory_engine::Engine) -> memory_engine::Result<PathBuf> {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("engram")));
+    let on_path: Vec<PathBuf> = engine
+        .env()
+        .get("PATH")
+        .map(|paths| {
+            std::env::split_paths(paths)
+                .map(|dir| dir.join("engram"))
+                .collect()
+        })
+        .unwrap_or_default();
+    beside
+        .into_iter()
+        .chain(on_path)
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| found.canonicalize().ok())
+        .ok_or_else(|| {
+            memory_engine::Error::NotFound(PathBuf::from(
+                "engram (the command installed with Engram: not beside the app, nor on PATH)",
+            ))
+        })
+}
+
 fn autostart_error(error: impl std::fmt::Display) -> crate::error::Error {
     memory_engine::Error::InvalidInput(format!("start at login: {error}")).into()
 }
@@ -157,6 +228,86 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::super::test_shell::Shell;
+
+    /// A shell whose `PATH` holds an `engram` command (a file named so; it is not run here).
+    fn shell_with_engram() -> (Shell, tempfile::TempDir, std::path::PathBuf) {
+        let bin = tempfile::tempdir().expect("bin");
+        let engram = bin.path().join("engram");
+        fs::write(&engram, "#!/bin/sh\n").expect("engram");
+        let engram = engram.canonicalize().expect("canonical");
+        let env = memory_engine::Environment::empty()
+            .with("PATH", bin.path().to_string_lossy().into_owned());
+        (Shell::with_env(env, |_| {}), bin, engram)
+    }
+
+    #[test]
+    fn the_mcp_server_is_previewed_installed_into_claude_json_and_removed() {
+        let (shell, _bin, engram) = shell_with_engram();
+        let claude_json = shell.home().join(".claude.json");
+        fs::write(&claude_json, "{\n  \"numStartups\": 4\n}").expect("seed");
+        let status = shell
+            .invoke("mcp_server_status", json!({}))
+            .expect("status");
+        assert_eq!(status["installed"], false);
+        assert_eq!(status["file"], claude_json.display().to_string());
+        assert_eq!(
+            status["expectedCommand"],
+            format!("{} mcp", engram.display())
+        );
+
+        let preview = shell
+            .invoke("preview_mcp_server", json!({}))
+            .expect("preview");
+        assert_eq!(preview["action"], "installed");
+        assert!(
+            preview["diff"]
+                .as_str()
+                .is_some_and(|d| d.contains("+  \"mcpServers\": {")),
+            "{preview}"
+        );
+        assert_eq!(
+            fs::read_to_string(&claude_json).expect("read"),
+            "{\n  \"numStartups\": 4\n}",
+            "a preview writes nothing"
+        );
+        let installed = shell
+            .invoke("install_mcp_server", json!({}))
+            .expect("install");
+        assert_eq!(installed["action"], "installed");
+        let written: Value =
+            serde_json::from_str(&fs::read_to_string(&claude_json).expect("read")).expect("json");
+        assert_eq!(written["numStartups"], 4);
+        assert_eq!(
+            written["mcpServers"]["engram"]["command"],
+            engram.display().to_string()
+        );
+        let status = shell
+            .invoke("mcp_server_status", json!({}))
+            .expect("status");
+        assert_eq!(
+            (status["installed"].clone(), status["upToDate"].clone()),
+            (json!(true), json!(true))
+        );
+
+        let removed = shell
+            .invoke("uninstall_mcp_server", json!({}))
+            .expect("remove");
+        assert_eq!(removed["action"], "removed");
+        let status = shell
+            .invoke("mcp_server_status", json!({}))
+            .expect("status");
+        assert_eq!(status["installed"], false);
+    }
+
+    #[test]
+    fn without_the_engram_command_the_mcp_row_says_so() {
+        let shell = Shell::new();
+        let error = shell
+            .invoke("mcp_server_status", json!({}))
+            .expect_err("no engram");
+        assert_eq!(error["kind"], "notFound", "{error}");
+        assert!(!shell.home().join(".claude.json").exists());
+    }
 
     fn provider<'a>(setup: &'a Value, name: &str) -> &'a Value {
         setup["providers"]

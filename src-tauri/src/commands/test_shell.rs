@@ -38,11 +38,16 @@ impl Shell {
 
     /// A shell over a Claude home first filled by `fill`.
     pub fn with_home(fill: impl FnOnce(&Path)) -> Shell {
+        Shell::with_env(Environment::empty(), fill)
+    }
+
+    /// [`Shell::with_home`] with the engine reading `env` as its process environment.
+    pub fn with_env(env: Environment, fill: impl FnOnce(&Path)) -> Shell {
         let tmp = tempfile::tempdir().expect("temp dir");
         let home = tmp.path().join("claude");
         fs::create_dir_all(&home).expect("claude home");
         fill(&home);
-        let engine = Engine::builder(Environment::empty())
+        let engine = Engine::builder(env)
             .claude_home(&home)
             .engram_home(tmp.path().join("engram"))
             .build();

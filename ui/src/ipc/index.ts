@@ -73,6 +73,8 @@ export type { PassedOverWhy } from "./bindings/PassedOverWhy";
 export type { ProviderChoice } from "./bindings/ProviderChoice";
 export type { ProviderKind } from "./bindings/ProviderKind";
 export type { ProviderSetup } from "./bindings/ProviderSetup";
+export type { McpChange } from "./bindings/McpChange";
+export type { McpStatus } from "./bindings/McpStatus";
 export type { RecallPreview } from "./bindings/RecallPreview";
 export type { RecallReport } from "./bindings/RecallReport";
 export type { RecallResult } from "./bindings/RecallResult";

@@ -1,5 +1,6 @@
 // src-tauri/src/commands/settings.rs: the language model Engram's jobs use, API keys in the OS
-// keyring, a connection test, and the daily token budget with today's usage.
+// keyring, a connection test, the daily token budget with today's usage, and Engram's MCP server
+// in Claude Code's `.claude.json`.
 
 import type { ConnectionCheck } from "./bindings/ConnectionCheck";
 import type { EmbedAllProgress } from "./bindings/EmbedAllProgress";
@@ -8,6 +9,8 @@ import type { ConnectionTest } from "./bindings/ConnectionTest";
 import type { LlmChoice } from "./bindings/LlmChoice";
 import type { LlmSetup } from "./bindings/LlmSetup";
 import type { LocalModelStatus } from "./bindings/LocalModelStatus";
+import type { McpChange } from "./bindings/McpChange";
+import type { McpStatus } from "./bindings/McpStatus";
 import type { ModelFetchProgress } from "./bindings/ModelFetchProgress";
 import type { ProviderKind } from "./bindings/ProviderKind";
 import type { BudgetStatus } from "./bindings/BudgetStatus";
@@ -53,4 +56,13 @@ export const settingsCommands = {
   tokenUsage: (days: number) => call<UsageReport>("token_usage", { days }),
   /** Sets the daily token budget (`null` removes it; 0 rejects with kind `invalidInput`). */
   setDailyBudget: (dailyTokens: number | null) => call<BudgetStatus>("set_daily_budget", { dailyTokens }),
+  /** Engram's MCP server in Claude Code's user config; rejects with kind `notFound` when the
+   * `engram` command is not installed beside the app or on PATH. */
+  mcpServerStatus: () => call<McpStatus>("mcp_server_status"),
+  /** What installing would change in `.claude.json`, as a diff; writes nothing. */
+  previewMcpServer: () => call<McpChange>("preview_mcp_server"),
+  /** Adds the server to `.claude.json` (merged with the file as it is then; a backup first). */
+  installMcpServer: () => call<McpChange>("install_mcp_server"),
+  /** Removes Engram's entry from `.claude.json`, and nothing else. */
+  uninstallMcpServer: () => call<McpChange>("uninstall_mcp_server"),
 };

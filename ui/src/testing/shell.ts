@@ -9,6 +9,7 @@ import type {
   AppInfo,
   LintReport,
   LoadedIndex,
+  McpStatus,
   Memory,
   MemoryDirChanged,
   MemoryHeader,
@@ -31,7 +32,22 @@ const BACKGROUND_HANDLERS: Record<string, Handler> = {
     skipped: [],
     budget: { day: "2026-11-22", tokensToday: 0, dailyTokens: null, reached: false },
   }),
+  mcp_server_status: () => mcpStatus(),
 };
+
+/** Engram's MCP server as Settings shows it: not installed unless `overrides` say so. */
+export function mcpStatus(overrides: Partial<McpStatus> = {}): McpStatus {
+  return {
+    scope: "user",
+    file: "/home/ada/.claude.json",
+    installed: false,
+    upToDate: false,
+    command: null,
+    expectedCommand: "/usr/bin/engram mcp",
+    foreign: false,
+    ...overrides,
+  };
+}
 
 export function mockShell(testHandlers: Record<string, Handler>) {
   const handlers = { ...BACKGROUND_HANDLERS, ...testHandlers };
