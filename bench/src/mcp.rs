@@ -83,6 +83,16 @@ pub fn mcp_latency(corpus: &Path) -> Result<(), String> {
     let key = memory_engine::paths::sanitize_path(&project.to_string_lossy());
     let memory = home.join(".claude/projects").join(key).join("memory");
     crate::generate_corpus(&memory, SIZE).map_err(|e| format!("{}: {e}", memory.display()))?;
+    // The generated memories are alike, so recall's relevance gate finds none of them related to
+    // any prompt; one memory the prompt is about makes the call return what a real one would.
+    let wanted = memory.join("project_parser_cache.md");
+    fs::write(
+        &wanted,
+        "---\nname: parser cache deploys\ndescription: deploy the parser's cache only after the \
+         index is rebuilt\ntype: project\n---\n\nThe parser cache is keyed on the index version; \
+         deploying it before the index rebuild serves stale parses.\n",
+    )
+    .map_err(|e| format!("{}: {e}", wanted.display()))?;
 
     let mut child = Command::new(&engram)
         .arg("mcp")
@@ -113,7 +123,8 @@ pub fn mcp_latency(corpus: &Path) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
 
-    let search = json!({"query": "cache parser"});
+    // A word in thousands of the memories: a full first page of hits.
+    let search = json!({"query": "cache"});
     let recall = json!({"prompt": "deploy the cache when the parser touches the index"});
     // The first calls load what the server keeps (the recall corpus) and warm the page cache.
     let (found, _) = server.call("memory_search", search.clone())?;
