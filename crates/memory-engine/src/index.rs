@@ -141,7 +141,7 @@ pub fn format_file_size(bytes: usize) -> String {
         .unwrap_or(UNITS[0]);
     // Tenths, rounded half up, in integers so no float tie is ever mis-rounded.
     let tenths = (n * 20 + divisor) / (2 * divisor);
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{}{unit}", tenths / 10)
     } else {
         format!("{}.{}{unit}", tenths / 10, tenths % 10)

@@ -248,7 +248,7 @@ fn a_200_mb_transcript_is_read_in_bounded_memory() {
         } else {
             json!(format!("{:08x}-0000-4000-8000-{:012x}", i - 1, i - 1))
         };
-        let line = if i % 2 == 0 {
+        let line = if i.is_multiple_of(2) {
             json!({"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "big", "timestamp": "2026-11-23T10:00:00Z",
                 "message": {"role": "user", "content": text}})
         } else {

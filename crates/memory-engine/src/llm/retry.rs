@@ -205,7 +205,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 pub(crate) fn human_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())

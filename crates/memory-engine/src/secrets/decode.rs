@@ -115,7 +115,7 @@ fn percent(encoded: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn hex(encoded: &[u8]) -> Option<Vec<u8>> {
-    if encoded.len() % 2 != 0 {
+    if !encoded.len().is_multiple_of(2) {
         return None;
     }
     encoded
