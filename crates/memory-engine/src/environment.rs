@@ -71,26 +71,7 @@ pub fn nfc_path(path: &Path) -> PathBuf {
         None => path.to_path_buf(),
     }
 }
-/// Whether `pid` is a live process (`kill(pid, 0)`); PID ≤ 1 counts as dead.
+/// Whether `pid` is a live process; PID ≤ 1 counts as dead. See [`crate::platform::process::alive`].
 pub fn pid_alive(pid: u32) -> bool {
-    if pid <= 1 {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        let Some(pid) = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        else {
-            return false;
-        };
-        match rustix::process::test_kill_process(pid) {
-            Ok(()) => true,
-            Err(e) => e == rustix::io::Errno::PERM,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
+    crate::platform::process::alive(pid)
 }

@@ -36,6 +36,7 @@ pub mod mcp;
 pub mod memdir;
 pub mod memory_type;
 pub mod paths;
+pub mod platform;
 pub mod projects;
 pub mod recall;
 pub mod redact;

@@ -97,7 +97,6 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
 /// process group (Claude Code ending the hook's group does not end it), no stdio. Returns at
 /// once; the worker's outcome is recorded by the engine, never printed.
 fn start_worker(context: &Context) -> std::result::Result<(), String> {
-    use std::os::unix::process::CommandExt;
     let mut bytes = Vec::new();
     std::io::stdin()
         .take(MAX_HOOK_INPUT + 1)
@@ -115,8 +114,8 @@ fn start_worker(context: &Context) -> std::result::Result<(), String> {
         .arg(&input.transcript_path)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0);
+        .stderr(std::process::Stdio::null());
+    memory_engine::platform::process::detach(&mut command);
     // The Claude dir the hook was given reaches the worker too.
     command
         .arg("--claude-dir")

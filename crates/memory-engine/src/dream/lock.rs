@@ -262,21 +262,7 @@ pub use crate::environment::pid_alive;
 /// Asks process `pid` to stop (SIGTERM): how `engram dream kill` reaches a dream running in
 /// another Engram process, which then rolls its lock back itself.
 pub fn terminate(pid: u32) -> Result<()> {
-    #[cfg(unix)]
-    {
-        let target = i32::try_from(pid)
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-            .ok_or_else(|| Error::InvalidInput(format!("{pid}: not a process id")))?;
-        rustix::process::kill_process(target, rustix::process::Signal::TERM)
-            .map_err(|e| Error::InvalidInput(format!("cannot stop process {pid}: {e}")))
-    }
-    #[cfg(not(unix))]
-    {
-        Err(Error::InvalidInput(format!(
-            "stopping process {pid} is not supported on this platform"
-        )))
-    }
+    crate::platform::process::terminate(pid)
 }
 
 /// Milliseconds since the epoch (0 before it).
