@@ -170,7 +170,7 @@ fn worktree_main_root(root: &Path) -> Option<PathBuf> {
     if !backlink.is_absolute() {
         return None;
     }
-    let backlink = fs::canonicalize(backlink).ok()?;
+    let backlink = crate::platform::fs::canonicalize(backlink).ok()?;
     if backlink != real_path(root).join(".git") {
         return None;
     }
@@ -240,7 +240,7 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
 /// `realpath`, falling back to the path as given when it does not exist (Claude Code does the
 /// same when the file system refuses), then NFC.
 fn real_path(path: &Path) -> PathBuf {
-    nfc_path(&fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    nfc_path(&crate::platform::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// Which rule chose the auto-memory dir.

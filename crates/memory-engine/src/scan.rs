@@ -240,7 +240,7 @@ fn walk<T>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).at(root),
     };
-    let real_root = fs::canonicalize(root).at(root)?;
+    let real_root = crate::platform::fs::canonicalize(root).at(root)?;
     let mut out = Vec::new();
     let mut pending = vec![(String::new(), entries)];
     while let Some((prefix, entries)) = pending.pop() {
@@ -282,7 +282,7 @@ fn walk<T>(
 }
 
 fn resolves_inside(path: &Path, real_root: &Path) -> bool {
-    fs::canonicalize(path).is_ok_and(|real| real.starts_with(real_root))
+    crate::platform::fs::canonicalize(path).is_ok_and(|real| real.starts_with(real_root))
 }
 
 /// Opens `path` once: its mtime (from the open file) and the frontmatter of its head. An

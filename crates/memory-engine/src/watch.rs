@@ -143,9 +143,8 @@ impl Engine {
     where
         F: FnMut(Vec<MemoryDirEvent>) + Send + 'static,
     {
-        let root = memory_dir
-            .canonicalize()
-            .map_err(|e| Error::io(memory_dir, e))?;
+        let root =
+            crate::platform::fs::canonicalize(memory_dir).map_err(|e| Error::io(memory_dir, e))?;
 
         // Watch first, then take stock: a change landing in between is both in the stock and
         // queued as an event, never in neither.

@@ -120,5 +120,5 @@ fn command_lines(change: &HookChange) -> String {
 /// from any directory Claude Code runs it in.
 pub fn this_binary() -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(|e| Error::io("<current executable>", e))?;
-    exe.canonicalize().map_err(|e| Error::io(&exe, e))
+    memory_engine::platform::fs::canonicalize(&exe).map_err(|e| Error::io(&exe, e))
 }

@@ -143,7 +143,7 @@ impl Workspace {
     pub(super) fn new(root: &Path, reason: &str, transcripts: &[TranscriptSource]) -> Workspace {
         Workspace {
             root: root.to_path_buf(),
-            real_root: root.canonicalize().ok(),
+            real_root: crate::platform::fs::canonicalize(root).ok(),
             set: ChangeSet::new(root),
             reason: reason.to_owned(),
             transcripts: transcripts.to_vec(),

@@ -57,12 +57,12 @@ pub fn check_file_key(root: &Path, file: &str) -> Result<PathBuf> {
 /// yet cannot hold symlinks, so only the lexical check applies.
 pub fn confined_path(root: &Path, file: &str) -> Result<PathBuf> {
     let path = check_file_key(root, file)?;
-    let Ok(real_root) = root.canonicalize() else {
+    let Ok(real_root) = crate::platform::fs::canonicalize(root) else {
         return Ok(path);
     };
     let mut existing = path.as_path();
     loop {
-        match existing.canonicalize() {
+        match crate::platform::fs::canonicalize(existing) {
             Ok(real) => {
                 if real.starts_with(&real_root) {
                     return Ok(path);
@@ -89,7 +89,7 @@ pub fn resolved_path(path: &Path) -> PathBuf {
     let mut existing = absolute.as_path();
     let mut rest = Vec::new();
     loop {
-        if let Ok(real) = existing.canonicalize() {
+        if let Ok(real) = crate::platform::fs::canonicalize(existing) {
             return rest.iter().rev().fold(real, |acc, part| acc.join(part));
         }
         match (existing.parent(), existing.file_name()) {
@@ -104,13 +104,5 @@ pub fn resolved_path(path: &Path) -> PathBuf {
 
 /// Whether an I/O error is "too many levels of symbolic links" (a loop).
 pub fn is_symlink_loop(error: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        rustix::io::Errno::from_io_error(error) == Some(rustix::io::Errno::LOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = error;
-        false
-    }
+    crate::platform::fs::is_symlink_loop(error)
 }

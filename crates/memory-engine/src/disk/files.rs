@@ -49,11 +49,7 @@ pub fn read_head(path: &Path, max: u64) -> Result<Option<(fs::Metadata, Vec<u8>)
     use std::io::Read;
     let mut options = fs::OpenOptions::new();
     options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
+    crate::platform::fs::open_nonblocking(&mut options, false);
     let file = match options.open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -74,21 +70,10 @@ pub fn read_head(path: &Path, max: u64) -> Result<Option<(fs::Metadata, Vec<u8>)
 
 /// What a file that is not a regular file is, in words.
 fn file_kind(meta: &fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
+    if let Some(kind) = crate::platform::fs::special_kind(meta) {
+        return kind;
     }
-    if kind.is_dir() {
+    if meta.is_dir() {
         "a directory"
     } else {
         "not a file"

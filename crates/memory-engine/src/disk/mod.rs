@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, IoResultExt, Result};
+use crate::platform;
 
 pub mod confine;
 pub mod echo;
@@ -90,62 +91,43 @@ impl PreparedWrite {
 
     /// Renames the temp over the target.
     pub fn commit(mut self) -> Result<()> {
-        fs::rename(&self.temp, &self.target).at(&self.target)?;
+        platform::fs::rename(&self.temp, &self.target).at(&self.target)?;
         self.committed = true;
         Ok(())
     }
 
     /// Puts the new content in place and returns what the target held at that very instant
     /// (`None`: there was no file), so a writer that merged with an earlier read can tell whether
-    /// someone wrote in between — and still has their content to merge again. On Linux this is
-    /// one atomic exchange (`renameat2(RENAME_EXCHANGE)`; a missing target is created with
-    /// `RENAME_NOREPLACE`, so a file that appears meanwhile is not clobbered either); elsewhere
-    /// the target is read just before an ordinary rename.
+    /// someone wrote in between — and still has their content to merge again. This is one atomic
+    /// exchange on Linux and macOS ([`platform::fs::exchange`]; a missing target is
+    /// created without replacing, so a file that appears meanwhile is not clobbered either);
+    /// elsewhere the target is read just before an ordinary rename.
     pub fn swap_in(mut self) -> Result<Option<String>> {
         let replaced = self.exchange()?;
         self.committed = true;
         Ok(replaced)
     }
 
-    #[cfg(target_os = "linux")]
     fn exchange(&self) -> Result<Option<String>> {
-        use rustix::fs::{renameat_with, RenameFlags, CWD};
-        use rustix::io::Errno;
-        loop {
-            match renameat_with(CWD, &self.temp, CWD, &self.target, RenameFlags::EXCHANGE) {
-                Ok(()) => {
-                    // The temp path now holds what the target held — and a program that had it
-                    // open to rewrite in place (Claude Code truncates, then writes) may still be
-                    // writing into it: read it once it has settled.
-                    let replaced = read_settled(&self.temp);
-                    let _ = fs::remove_file(&self.temp);
-                    return replaced;
-                }
-                Err(Errno::NOENT) if self.temp.exists() => {
-                    match renameat_with(CWD, &self.temp, CWD, &self.target, RenameFlags::NOREPLACE)
-                    {
-                        Ok(()) => return Ok(None),
-                        // Created meanwhile: exchange with it instead.
-                        Err(Errno::EXIST) => continue,
-                        Err(e) => return Err(Error::io(&self.target, e.into())),
-                    }
-                }
-                // A filesystem without RENAME_EXCHANGE: read, then rename.
-                Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
-                    let replaced = read_optional(&self.target)?;
-                    fs::rename(&self.temp, &self.target).at(&self.target)?;
-                    return Ok(replaced);
-                }
-                Err(e) => return Err(Error::io(&self.target, e.into())),
+        use crate::platform::fs::{exchange, Exchanged};
+        match exchange(&self.temp, &self.target).at(&self.target)? {
+            Exchanged::Swapped => {
+                // The temp path now holds what the target held — and a program that had it
+                // open to rewrite in place (Claude Code truncates, then writes) may still be
+                // writing into it: read it once it has settled.
+                let replaced = read_settled(&self.temp);
+                let _ = fs::remove_file(&self.temp);
+                replaced
+            }
+            Exchanged::Created => Ok(None),
+            // No atomic exchange here: read, then rename. A write landing between the two is
+            // replaced; the caller's merge re-check sees what was read, not that write.
+            Exchanged::Unsupported => {
+                let replaced = read_optional(&self.target)?;
+                platform::fs::rename(&self.temp, &self.target).at(&self.target)?;
+                Ok(replaced)
             }
         }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn exchange(&self) -> Result<Option<String>> {
-        let replaced = read_optional(&self.target)?;
-        fs::rename(&self.temp, &self.target).at(&self.target)?;
-        Ok(replaced)
     }
 }
 
@@ -190,7 +172,7 @@ pub fn atomic_write_many(root: &Path, files: &[(PathBuf, &[u8])]) -> Result<()> 
         }
         flush_all(root, &temps)?;
         for (temp, path) in &temps {
-            fs::rename(temp, path).at(path)?;
+            platform::fs::rename(temp, path).at(path)?;
         }
         Ok(())
     })();
@@ -202,16 +184,12 @@ pub fn atomic_write_many(root: &Path, files: &[(PathBuf, &[u8])]) -> Result<()> 
     result
 }
 
-/// Makes the written temp files durable. On Linux one `syncfs` flushes the whole filesystem in a
-/// single journal commit; elsewhere each file is flushed.
-#[cfg(target_os = "linux")]
-fn flush_all(root: &Path, _temps: &[(PathBuf, &Path)]) -> Result<()> {
-    let dir = fs::File::open(root).at(root)?;
-    rustix::fs::syncfs(&dir).map_err(|e| Error::io(root, e.into()))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn flush_all(_root: &Path, temps: &[(PathBuf, &Path)]) -> Result<()> {
+/// Makes the written temp files durable: one file-system flush where the OS has it (Linux
+/// `syncfs`: a single journal commit), else each file is flushed.
+fn flush_all(root: &Path, temps: &[(PathBuf, &Path)]) -> Result<()> {
+    if platform::fs::sync_filesystem(root).at(root)? {
+        return Ok(());
+    }
     for (temp, _) in temps {
         fs::OpenOptions::new()
             .write(true)

@@ -14,6 +14,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use crate::platform;
+
 /// A private root, and whether this process has made sure of its own mode yet.
 struct Root {
     path: PathBuf,
@@ -60,15 +62,9 @@ pub fn is_private(path: &Path) -> bool {
 /// `options` set to create a file at `path` with the mode the rule gives it: 0600 under a
 /// private root, the default elsewhere.
 pub fn with_mode_for<'a>(options: &'a mut fs::OpenOptions, path: &Path) -> &'a mut fs::OpenOptions {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        if is_private(path) {
-            options.mode(PRIVATE_FILE_MODE);
-        }
+    if is_private(path) {
+        platform::fs::create_mode(options, PRIVATE_FILE_MODE);
     }
-    #[cfg(not(unix))]
-    let _ = path;
     options
 }
 
@@ -81,11 +77,7 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
     make_root_private(&root)?;
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(PRIVATE_DIR_MODE);
-    }
+    platform::fs::dir_create_mode(&mut builder, PRIVATE_DIR_MODE);
     builder.create(dir)
 }
 
@@ -105,11 +97,7 @@ fn make_root_private(root: &Path) -> io::Result<()> {
                 fs::create_dir_all(parent)?;
             }
             let mut builder = fs::DirBuilder::new();
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::DirBuilderExt;
-                builder.mode(PRIVATE_DIR_MODE);
-            }
+            platform::fs::dir_create_mode(&mut builder, PRIVATE_DIR_MODE);
             match builder.create(root) {
                 Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
                 _ => {}
@@ -124,18 +112,12 @@ fn make_root_private(root: &Path) -> io::Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
+/// Tightens `root` to 0700 when it is this user's and open to others (nothing to do where the OS
+/// has no modes: see [`platform::fs::set_mode`]).
 fn tighten_if_ours(root: &Path, meta: &fs::Metadata) -> io::Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let ours = meta.uid() == rustix::process::geteuid().as_raw();
-    if meta.is_dir() && ours && meta.mode() & 0o077 != 0 {
-        fs::set_permissions(root, fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+    if meta.is_dir() && platform::fs::ours_and_open_to_others(meta) {
+        platform::fs::set_mode(root, PRIVATE_DIR_MODE)?;
     }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn tighten_if_ours(_root: &Path, _meta: &fs::Metadata) -> io::Result<()> {
     Ok(())
 }
 

@@ -233,13 +233,7 @@ fn set_times(path: &Path, at: SystemTime) -> Result<()> {
     options.write(true);
     // The file just written: something else in its place now (a FIFO would block the open, a
     // symlink lead elsewhere) fails instead.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(
-            (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW).bits() as i32,
-        );
-    }
+    crate::platform::fs::open_nonblocking(&mut options, true);
     let file = match options.open(path) {
         Ok(file) => file,
         // Deleted while held: the lock's mtime is the record of the consolidation.

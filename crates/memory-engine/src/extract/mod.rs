@@ -482,7 +482,8 @@ fn short(session: &str) -> &str {
 /// Whether an assistant message in `messages` wrote a file inside `memory_dir` with one of
 /// Claude Code's file tools.
 fn main_agent_wrote_memory(messages: &[Message], memory_dir: &Path) -> bool {
-    let root = fs::canonicalize(memory_dir).unwrap_or_else(|_| memory_dir.to_path_buf());
+    let root =
+        crate::platform::fs::canonicalize(memory_dir).unwrap_or_else(|_| memory_dir.to_path_buf());
     messages
         .iter()
         .filter(|m| m.role == "assistant")
@@ -493,7 +494,7 @@ fn main_agent_wrote_memory(messages: &[Message], memory_dir: &Path) -> bool {
             let file = Path::new(file);
             let resolved = file
                 .parent()
-                .and_then(|p| fs::canonicalize(p).ok())
+                .and_then(|p| crate::platform::fs::canonicalize(p).ok())
                 .and_then(|p| Some(p.join(file.file_name()?)))
                 .unwrap_or_else(|| crate::paths::normalize_lexically(file));
             resolved.starts_with(&root) || file.starts_with(memory_dir)

@@ -248,15 +248,8 @@ struct Counted {
     tokens: u64,
 }
 
-#[cfg(unix)]
 fn identity(meta: &fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn identity(_meta: &fs::Metadata) -> (u64, u64) {
-    (0, 0)
+    crate::platform::fs::file_identity(meta)
 }
 
 impl Engine {
@@ -500,23 +493,14 @@ impl Engine {
 
 fn create_private_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).at(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).at(dir)?;
-    }
-    Ok(())
+    crate::platform::fs::set_mode(dir, 0o700).at(dir)
 }
 
 /// Opens `path` for appending, created 0600 (never wider, whatever the umask).
 fn open_append(path: &Path) -> Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
+    crate::platform::fs::create_mode(&mut options, 0o600);
     options.open(path).at(path)
 }
 

@@ -530,7 +530,7 @@ pub(crate) fn governing_index(root: &Path, rel: &str) -> (String, String) {
 /// Denies `path` when its deepest existing ancestor (or itself) resolves outside `root`. A
 /// dangling symlink is denied too: where it would write cannot be checked.
 fn confine(root: &Path, path: &Path) -> Result<()> {
-    let real_root = fs::canonicalize(root).at(root)?;
+    let real_root = crate::platform::fs::canonicalize(root).at(root)?;
     let denied = || Error::PathDenied {
         path: path.to_path_buf(),
         root: root.to_path_buf(),
@@ -538,7 +538,7 @@ fn confine(root: &Path, path: &Path) -> Result<()> {
     let mut probe = path;
     loop {
         if fs::symlink_metadata(probe).is_ok() {
-            let real = fs::canonicalize(probe).map_err(|e| {
+            let real = crate::platform::fs::canonicalize(probe).map_err(|e| {
                 // Still refused, but named for what it is.
                 if crate::disk::is_symlink_loop(&e) {
                     Error::InvalidInput(format!(

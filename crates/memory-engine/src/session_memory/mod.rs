@@ -441,16 +441,14 @@ pub fn summary_path(transcript: &Path) -> PathBuf {
 }
 
 fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::platform::fs::set_mode;
     let dir = path
         .parent()
         .ok_or_else(|| Error::InvalidInput(format!("{}: no parent", path.display())))?;
     crate::disk::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| Error::io(dir, e))?;
+    set_mode(dir, 0o700).map_err(|e| Error::io(dir, e))?;
     disk::atomic_write(path, text.as_bytes())?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| Error::io(path, e))
+    set_mode(path, 0o600).map_err(|e| Error::io(path, e))
 }
 
 impl Engine {

@@ -570,10 +570,7 @@ impl SessionIndex {
 fn ends_with_newline(path: &Path, at: u64) -> bool {
     let mut byte = [0u8; 1];
     File::open(path)
-        .and_then(|f| {
-            use std::os::unix::fs::FileExt;
-            f.read_exact_at(&mut byte, at)
-        })
+        .and_then(|f| crate::platform::fs::read_at(&f, &mut byte, at))
         .is_ok_and(|()| byte[0] == b'\n')
 }
 

@@ -187,13 +187,14 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
     let path = crate::paths::normalize_lexically(&team_root.join(key));
     // On disk: the deepest existing ancestor (the path itself if it exists), with its symlinks
     // resolved, must stay inside the real team/.
-    let real_team = std::fs::canonicalize(team_root).map_err(|_| refuse(KeyRule::OutsideTeam))?;
+    let real_team =
+        crate::platform::fs::canonicalize(team_root).map_err(|_| refuse(KeyRule::OutsideTeam))?;
     let mut probe = path.clone();
     loop {
         match std::fs::symlink_metadata(&probe) {
             Ok(_) => {
-                let real =
-                    std::fs::canonicalize(&probe).map_err(|_| refuse(KeyRule::DanglingSymlink))?;
+                let real = crate::platform::fs::canonicalize(&probe)
+                    .map_err(|_| refuse(KeyRule::DanglingSymlink))?;
                 if !real.starts_with(&real_team) {
                     return Err(refuse(KeyRule::SymlinkOutsideTeam));
                 }

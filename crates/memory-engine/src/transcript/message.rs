@@ -2,7 +2,6 @@
 //! (the chain keeps only offsets; see the module contract).
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -131,8 +130,7 @@ impl Message {
 /// Reads a node's line again.
 fn read_line(file: &File, path: &Path, node: &Node) -> Result<Vec<u8>> {
     let mut bytes = vec![0; node.len as usize];
-    file.read_exact_at(&mut bytes, node.offset)
-        .map_err(|e| Error::io(path, e))?;
+    crate::platform::fs::read_at(file, &mut bytes, node.offset).map_err(|e| Error::io(path, e))?;
     Ok(bytes)
 }
 
