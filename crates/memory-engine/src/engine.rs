@@ -92,7 +92,9 @@ impl Engine {
     }
 
     /// Engram's own data dir (history, staging, config): `$ENGRAM_HOME`, else
-    /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram`. Never inside a memory dir.
+    /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` on Linux (and wherever it already
+    /// exists), the OS's own place elsewhere ([`crate::platform::dirs::engram_data_dir`]).
+    /// Never inside a memory dir.
     /// The recall corpora kept in memory (see [`crate::corpus`]).
     pub fn warm_corpora(&self) -> &crate::corpus::WarmCorpora {
         &self.inner.warm
@@ -143,13 +145,8 @@ impl Engine {
         if let Some(dir) = self.env().get("ENGRAM_HOME") {
             return PathBuf::from(dir);
         }
-        if let Some(dir) = self.env().get("XDG_DATA_HOME") {
-            return Path::new(dir).join("engram");
-        }
-        self.env()
-            .home_dir()
-            .unwrap_or_else(|| PathBuf::from("/"))
-            .join(".local/share/engram")
+        let home = self.env().home_dir();
+        crate::platform::dirs::engram_data_dir(home.as_deref(), |key| self.env().get(key))
     }
 }
 

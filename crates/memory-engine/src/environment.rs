@@ -46,11 +46,10 @@ impl Environment {
             .filter(|v| !v.is_empty())
     }
 
-    /// The user's home directory (`HOME`, else `USERPROFILE`).
+    /// The user's home directory: `HOME`, else `USERPROFILE` (the other way round on Windows:
+    /// see [`crate::platform::dirs::home_dir`]).
     pub fn home_dir(&self) -> Option<PathBuf> {
-        self.get("HOME")
-            .or_else(|| self.get("USERPROFILE"))
-            .map(PathBuf::from)
+        crate::platform::dirs::home_dir(|key| self.get(key))
     }
 }
 /// Where the managed (policy) settings file lives on this platform.

@@ -18,9 +18,12 @@
 //! | [`fs::file_identity`] | `(dev, ino)` | same | `(0, 0)`: a replaced file is not detected |
 //! | [`fs::sync_filesystem`] | `syncfs` | `false`: per-file `fsync` | `false`: per-file flush |
 //! | [`fs::is_symlink_loop`] | `ELOOP` | same | os error 1921 |
+//! | [`dirs::home_dir`] | `HOME`, else `USERPROFILE` | same | `USERPROFILE` first (as Node's `os.homedir`) |
+//! | [`dirs::engram_data_dir`] | `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` | existing `~/.local/share/engram`, else `~/Library/Application Support/engram` | existing `~/.local/share/engram`, else `%LOCALAPPDATA%\engram` (`dirs`) |
 //!
 //! Other operating systems get the conservative answer: a PID counts as alive (a lock is never
 //! stolen from a holder we cannot see), terminating is refused with an error that says so.
 
+pub mod dirs;
 pub mod fs;
 pub mod process;
