@@ -1,6 +1,6 @@
 //! Every operating-system assumption of Engram, in one room. The rest of the engine, the CLI and
 //! the app call these small interfaces and never `std::os::unix`, `rustix`, `libc`, Windows APIs or
-//! per-OS `cfg` themselves.
+//! per-OS `cfg` themselves (the `boundary` test below fails when they do).
 //! `docs/platforms.md` lists every assumption with its status; only Linux is built and tested
 //! here: the macOS and Windows arms compile on those targets only and are unverified.
 //!
@@ -23,7 +23,126 @@
 //!
 //! Other operating systems get the conservative answer: a PID counts as alive (a lock is never
 //! stolen from a holder we cannot see), terminating is refused with an error that says so.
+//!
+//! Not here yet (see `docs/platforms.md`): the prompt hook's Unix socket (`hooks::server`, which
+//! is Unix-only), Unix signals in the CLI's `dream` and the app (`cfg(unix)` with a Ctrl-C
+//! fallback), and the tests' own Unix calls.
 
 pub mod dirs;
 pub mod fs;
 pub mod process;
+
+/// The architecture rule of this module, checked on the source tree: outside `platform/`, no
+/// engine or CLI source names a Unix-only API. Exempt: test code (`tests.rs` files, `testing/`,
+/// and each file's trailing `#[cfg(test)] mod tests`), which builds its fixtures (symlinks,
+/// modes, FIFOs, other users) with the OS's own calls and is gated `cfg(unix)` where it does.
+#[cfg(test)]
+mod boundary {
+    use std::path::{Path, PathBuf};
+
+    /// What only a Unix build has (or what a portable build must go through here for).
+    const UNIX_ONLY: &[&str] = &[
+        "std::os::unix",
+        "rustix::",
+        "libc::",
+        "process_group",
+        "read_exact_at",
+        "from_mode",
+    ];
+
+    /// Files still outside the rule, each with its audit row (`docs/platforms.md`). The test also
+    /// fails when one of these no longer needs its place here.
+    const NOT_YET: &[(&str, &str)] = &[(
+        "memory-engine/src/hooks/server.rs",
+        "row 1: the hook's Unix socket (Unix-only; a non-Unix build has no server)",
+    )];
+
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read source dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The file's code before its trailing test module.
+    fn non_test_code(text: &str) -> String {
+        let lines: Vec<&str> = text.lines().collect();
+        let end = (0..lines.len())
+            .find(|&i| {
+                let line = lines[i].trim_start();
+                (line.starts_with("#[cfg(test)]") || line.starts_with("#[cfg(all(test"))
+                    && lines[i + 1..]
+                        .iter()
+                        .take(2)
+                        .any(|next| next.trim_start().starts_with("mod tests"))
+            })
+            .unwrap_or(lines.len());
+        lines[..end].join("\n")
+    }
+
+    #[test]
+    fn no_unix_only_api_outside_platform() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for krate in ["memory-engine", "engram-cli"] {
+            sources(&crates.join(krate).join("src"), &mut files);
+        }
+        assert!(files.len() > 50, "the source tree was not found");
+        let mut offences = Vec::new();
+        let mut still_needed = Vec::new();
+        for file in &files {
+            let relative = file
+                .strip_prefix(&crates)
+                .expect("under crates/")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let exempt = relative.starts_with("memory-engine/src/platform/")
+                || relative.starts_with("memory-engine/src/testing")
+                || relative.ends_with("/tests.rs");
+            if exempt {
+                continue;
+            }
+            let code = non_test_code(&std::fs::read_to_string(file).expect("read"));
+            let found: Vec<&str> = UNIX_ONLY
+                .iter()
+                .copied()
+                .filter(|api| code.contains(api))
+                .collect();
+            if found.is_empty() {
+                continue;
+            }
+            if NOT_YET.iter().any(|(path, _)| *path == relative) {
+                still_needed.push(relative);
+            } else {
+                offences.push(format!("{relative}: {}", found.join(", ")));
+            }
+        }
+        assert!(
+            offences.is_empty(),
+            "Unix-only APIs outside crates/memory-engine/src/platform/ (put them behind a \
+             platform interface):\n{}",
+            offences.join("\n")
+        );
+        for (path, row) in NOT_YET {
+            assert!(
+                still_needed.iter().any(|p| p == path),
+                "{path} ({row}) no longer uses a Unix-only API: remove it from NOT_YET"
+            );
+        }
+    }
+
+    #[test]
+    fn test_modules_are_cut_off_and_code_before_them_is_kept() {
+        let text = "use std::os::unix::fs::FileExt;\n#[cfg(test)]\nmod tests {\n    rustix::x\n}\n";
+        let code = non_test_code(text);
+        assert!(code.contains("std::os::unix"));
+        assert!(!code.contains("rustix::"));
+        // A cfg(test) item that is not the test module does not hide what follows it.
+        let text = "#[cfg(test)]\nfn helper() {}\nfn f() { rustix::x }\n";
+        assert!(non_test_code(text).contains("rustix::"));
+    }
+}
