@@ -22,19 +22,19 @@ fn home_for<'a>(windows: bool, get: impl Fn(&str) -> Option<&'a str>) -> Option<
 
 /// The OS families whose data-dir conventions differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Os {
+enum Family {
     /// Linux and other Unix: the XDG base directories.
     Xdg,
-    MacOs,
+    Mac,
     Windows,
 }
 
-const THIS_OS: Os = if cfg!(target_os = "macos") {
-    Os::MacOs
+const THIS_OS: Family = if cfg!(target_os = "macos") {
+    Family::Mac
 } else if cfg!(windows) {
-    Os::Windows
+    Family::Windows
 } else {
-    Os::Xdg
+    Family::Xdg
 };
 
 /// Engram's data dir when `ENGRAM_HOME` is not set: `$XDG_DATA_HOME/engram` (on every OS, as
@@ -47,12 +47,12 @@ pub fn engram_data_dir<'a>(home: Option<&Path>, get: impl Fn(&str) -> Option<&'a
     let home = home.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
     let legacy = home.join(".local/share/engram");
     let xdg = get("XDG_DATA_HOME").map(PathBuf::from);
-    let legacy_exists = THIS_OS != Os::Xdg && legacy.is_dir();
+    let legacy_exists = THIS_OS != Family::Xdg && legacy.is_dir();
     choose_data_dir(THIS_OS, &home, xdg, legacy_exists, windows_local_data)
 }
 
 fn choose_data_dir(
-    os: Os,
+    os: Family,
     home: &Path,
     xdg: Option<PathBuf>,
     legacy_exists: bool,
@@ -66,9 +66,9 @@ fn choose_data_dir(
         return legacy;
     }
     match os {
-        Os::Xdg => legacy,
-        Os::MacOs => home.join("Library/Application Support/engram"),
-        Os::Windows => windows_local()
+        Family::Xdg => legacy,
+        Family::Mac => home.join("Library/Application Support/engram"),
+        Family::Windows => windows_local()
             .unwrap_or_else(|| home.join("AppData").join("Local"))
             .join("engram"),
     }
@@ -115,7 +115,7 @@ mod tests {
         let home = Path::new("/h");
         let none = || None;
         let xdg = Some(PathBuf::from("/x"));
-        for os in [Os::Xdg, Os::MacOs, Os::Windows] {
+        for os in [Family::Xdg, Family::Mac, Family::Windows] {
             assert_eq!(
                 choose_data_dir(os, home, xdg.clone(), true, none),
                 Path::new("/x/engram")
@@ -127,21 +127,21 @@ mod tests {
             );
         }
         assert_eq!(
-            choose_data_dir(Os::Xdg, home, None, false, none),
+            choose_data_dir(Family::Xdg, home, None, false, none),
             Path::new("/h/.local/share/engram")
         );
         assert_eq!(
-            choose_data_dir(Os::MacOs, home, None, false, none),
+            choose_data_dir(Family::Mac, home, None, false, none),
             Path::new("/h/Library/Application Support/engram")
         );
         assert_eq!(
-            choose_data_dir(Os::Windows, home, None, false, || Some(PathBuf::from(
+            choose_data_dir(Family::Windows, home, None, false, || Some(PathBuf::from(
                 "/lad"
             ))),
             Path::new("/lad/engram")
         );
         assert_eq!(
-            choose_data_dir(Os::Windows, home, None, false, none),
+            choose_data_dir(Family::Windows, home, None, false, none),
             Path::new("/h/AppData/Local/engram")
         );
     }
