@@ -161,7 +161,8 @@ impl JsonFile {
     /// Where a write lands: the file a symlink points at, else the path itself. A read-only
     /// file is refused: a rename would replace what its owner made read-only.
     fn target(&self) -> Result<PathBuf> {
-        let target = crate::platform::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        let target =
+            crate::platform::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
         if fs::metadata(&target).is_ok_and(|m| m.permissions().readonly()) {
             return Err(Error::InvalidInput(format!(
                 "{}: the file is read-only; make it writable to let Engram change it",

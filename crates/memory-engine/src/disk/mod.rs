@@ -81,10 +81,8 @@ impl PreparedWrite {
     /// Makes the new file readable and writable by its owner only when there is no target yet
     /// (an existing target's mode is kept): for files that hold account details.
     pub fn owner_only_if_new(self) -> Result<PreparedWrite> {
-        #[cfg(unix)]
         if fs::symlink_metadata(&self.target).is_err() {
-            use std::os::unix::fs::PermissionsExt;
-            fs::set_permissions(&self.temp, fs::Permissions::from_mode(0o600)).at(&self.temp)?;
+            platform::fs::set_mode(&self.temp, 0o600).at(&self.temp)?;
         }
         Ok(self)
     }
