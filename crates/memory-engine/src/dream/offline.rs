@@ -61,6 +61,13 @@ use crate::memory_type::MemoryType;
 use crate::scan::{self, SCAN_LINE_LIMIT};
 use crate::secrets::{by_line, scan_secrets};
 
+/// A file stem named like a copy of another: `notes_copy`, `notes-copy-2`, `notes copy`,
+/// `notes (1)`, `Copy of notes`.
+static COPY_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:[ _.-]copy(?:[ _.-]?\d+)?|\s?\(\d+\)|^copy[ _-]of[ _-].*)$")
+        .expect("a valid regex")
+});
+
 /// Similarity (sentence vectors of name + description) from which two memories of one type are
 /// near-duplicates. all-MiniLM-L6-v2 puts restatements of one rule at 0.82–0.89 ("Don't mock the
 /// database in integration tests" / "Integration tests must hit a real database, not mocks":
@@ -229,7 +236,7 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
         groups.sort();
         let mut edits = IndexEdits::default();
         for group in groups {
-            let order = self.newest_first(&group);
+            let order = self.best_claim_first(&group)?;
             let survivor = order[0];
             let mut removed = Vec::new();
             for &other in &order[1..] {
@@ -743,6 +750,26 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
     }
 
     /// `members` newest first (mtime), ties in path order.
+    /// Exact duplicates, the one with the better claim to stay first: a name not like a copy's
+    /// (`_copy`, `-copy 2`, ` (1)`), then a line in its index, then the newest. The newest alone
+    /// kept `x_copy.md` and deleted the original its index lists.
+    fn best_claim_first(&mut self, members: &[usize]) -> Result<Vec<usize>> {
+        let mut claims = Vec::with_capacity(members.len());
+        for &i in members {
+            let (index, link, rel) = {
+                let file = &self.files[i];
+                (file.index.clone(), file.link.clone(), file.rel.clone())
+            };
+            let text = self.set.read(&index)?.unwrap_or_default();
+            let listed = text.contains(&format!("]({link})"));
+            claims.push((i, COPY_NAME.is_match(&file_stem(&rel)), !listed));
+        }
+        let newest = self.newest_first(members);
+        let rank = |i: usize| newest.iter().position(|&n| n == i).unwrap_or(usize::MAX);
+        claims.sort_by_key(|&(i, copy, unlisted)| (copy, unlisted, rank(i)));
+        Ok(claims.into_iter().map(|(i, _, _)| i).collect())
+    }
+
     fn newest_first(&self, members: &[usize]) -> Vec<usize> {
         let mut order = members.to_vec();
         order.sort_by(|&a, &b| {
@@ -1607,8 +1634,15 @@ mod tests {
             "shared facts are not repeated: {survivor}"
         );
         assert_eq!(fx.read("feedback_real_db.md"), None);
-        assert_eq!(fx.read("project_release.md"), None, "the older exact copy");
-        assert!(fx.read("project_release_copy.md").is_some());
+        assert_eq!(
+            fx.read("project_release_copy.md"),
+            None,
+            "the copy goes, though newer"
+        );
+        assert!(
+            fx.read("project_release.md").is_some(),
+            "the original its index lists stays"
+        );
 
         let status = fx.read("project_status.md").expect("status");
         assert!(
@@ -1641,8 +1675,8 @@ mod tests {
 
         let index = fx.read("MEMORY.md").expect("index");
         assert!(
-            index.contains("- [Release process](project_release_copy.md) — how releases ship\n"),
-            "the line of the removed copy points at the survivor, wording kept: {index}"
+            index.contains("- [Release process](project_release.md) — how releases ship\n"),
+            "the original's line stays as it was: {index}"
         );
         assert!(
             index.starts_with("# Project Memory\n\n> One line per memory"),
