@@ -75,6 +75,13 @@ fn a_key_is_stored_read_and_removed_in_a_real_secret_service() {
     // Only this test runs in this process: nothing else reads the variable meanwhile.
     std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &address);
 
+    // Asked before it has made the login keyring from the password (its file appears then), the
+    // daemon has been seen to stay without a default collection for good: wait for the file.
+    let login = home.join(".local/share/keyrings/login.keyring");
+    let made_by = Instant::now() + Duration::from_secs(30);
+    while !login.exists() && Instant::now() < made_by {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // The daemon takes its bus name, then creates and unlocks the login collection, a moment
     // after starting; until then calls fail ("result not returned from SS API"). On a loaded
     // CI machine that moment has taken over 10 s, so the wait is generous: it only costs time
