@@ -645,18 +645,7 @@ impl Engine {
             .engram_home()
             .join("locks")
             .join(format!("apply-{}.lock", &key[..16]));
-        if let Some(dir) = path.parent() {
-            crate::disk::create_dir_all(dir).at(dir)?;
-        }
-        let file = crate::disk::with_mode_for(
-            fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-            &path,
-        )
-        .open(&path)
-        .at(&path)?;
+        let file = crate::disk::open_lock_file(&path).at(&path)?;
         fs4::fs_std::FileExt::lock_exclusive(&file).at(&path)?;
         Ok(file)
     }

@@ -697,18 +697,8 @@ impl Engine {
     }
 
     fn lock_staging(&self) -> Result<fs::File> {
-        let dir = self.staging_dir();
-        crate::disk::create_dir_all(&dir).at(&dir)?;
-        let path = dir.join("lock");
-        let file = disk::with_mode_for(
-            fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-            &path,
-        )
-        .open(&path)
-        .at(&path)?;
+        let path = self.staging_dir().join("lock");
+        let file = disk::open_lock_file(&path).at(&path)?;
         file.lock_exclusive().at(&path)?;
         Ok(file)
     }

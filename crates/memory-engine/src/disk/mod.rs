@@ -28,7 +28,7 @@ pub use files::{
     content_hash, is_memory_file_key, memory_files, read_head, read_optional, read_settled,
     stray_temp_files, temp_writer,
 };
-pub use private::{create_dir_all, register_private_root, with_mode_for};
+pub use private::{create_dir_all, open_lock_file, register_private_root, with_mode_for};
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 

@@ -68,6 +68,22 @@ pub fn with_mode_for<'a>(options: &'a mut fs::OpenOptions, path: &Path) -> &'a m
     options
 }
 
+/// Opens (creating it and its folder, never truncating) the file an advisory lock is taken on,
+/// with the mode [`with_mode_for`] gives it. The caller locks it; dropping the file unlocks.
+pub fn open_lock_file(path: &Path) -> io::Result<fs::File> {
+    if let Some(dir) = path.parent() {
+        create_dir_all(dir)?;
+    }
+    with_mode_for(
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true),
+        path,
+    )
+    .open(path)
+}
+
 /// [`fs::create_dir_all`], except that under a private root every directory it creates (the
 /// root included) is 0700, and the root is made sure of first (see the module docs).
 pub fn create_dir_all(dir: &Path) -> io::Result<()> {

@@ -434,18 +434,10 @@ impl Engine {
     /// session (two Stop hooks in a row) gives up rather than run twice.
     fn lock_session_extract(&self, session: &str) -> Result<fs::File> {
         use fs4::fs_std::FileExt;
-        let dir = self.extract_dir();
-        crate::disk::create_dir_all(&dir).at(&dir)?;
-        let path = dir.join(format!("{}.lock", crate::recall::session_dir_name(session)));
-        let file = crate::disk::with_mode_for(
-            fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true),
-            &path,
-        )
-        .open(&path)
-        .at(&path)?;
+        let path = self
+            .extract_dir()
+            .join(format!("{}.lock", crate::recall::session_dir_name(session)));
+        let file = crate::disk::open_lock_file(&path).at(&path)?;
         match file.try_lock_exclusive() {
             Ok(true) => Ok(file),
             Ok(false) => Err(Error::InvalidInput(format!("{BUSY} (session {session})"))),

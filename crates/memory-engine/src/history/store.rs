@@ -78,14 +78,8 @@ pub(super) struct Store {
 
 impl Store {
     pub(super) fn lock(&self) -> Result<fs::File> {
-        crate::disk::create_dir_all(&self.root).at(&self.root)?;
         let path = self.root.join("lock");
-        let file = crate::disk::with_mode_for(
-            OpenOptions::new().create(true).truncate(false).write(true),
-            &path,
-        )
-        .open(&path)
-        .at(&path)?;
+        let file = crate::disk::open_lock_file(&path).at(&path)?;
         // flock: held per open file, so threads of one process exclude each other too; released
         // when the returned file is dropped.
         FileExt::lock_exclusive(&file).at(&path)?;
