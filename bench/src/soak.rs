@@ -507,12 +507,24 @@ pub fn soak(corpus: &Path, minutes: f64) -> Result<(), String> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let left = processes_with_env("ENGRAM_HOME", &engram_home);
+    // WebKit's web process ends by itself once the app's end closes its IPC socket, a moment
+    // after the app: under load that moment has been seen to pass the first look. A process
+    // still there after ten seconds is one the quit left behind.
+    let app_gone = quit.elapsed();
+    let left = loop {
+        let left = processes_with_env("ENGRAM_HOME", &engram_home);
+        if left.is_empty() || quit.elapsed() > app_gone + Duration::from_secs(10) {
+            break left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     let _ = writeln!(
         report,
-        "quit: the app {} in {:.1} s; processes left: {}; hook socket removed: {}",
+        "quit: the app {} in {:.1} s, its helper processes gone {:.1} s later; processes left: \
+         {}; hook socket removed: {}",
         if exited { "exited" } else { "did NOT exit" },
-        quit.elapsed().as_secs_f64(),
+        app_gone.as_secs_f64(),
+        (quit.elapsed() - app_gone).as_secs_f64(),
         left.len(),
         !socket.exists()
     );
