@@ -80,6 +80,8 @@ enum Command {
     Agents(commands::agents::Args),
     /// Team memory: check a key a teammate sent.
     Team(commands::team::Args),
+    /// Personal sync: this person's memory on every machine through their own git remote.
+    Sync(commands::sync::Args),
     /// Scan files for secrets (API keys, tokens, private keys).
     Secrets(commands::secrets::Args),
     /// The local embedding model behind `--provider local`: status, fetch.
@@ -120,6 +122,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => commands::extract::run(&context, args),
         Command::Agents(args) => commands::agents::run(&context, args),
         Command::Team(args) => commands::team::run(&context, args),
+        Command::Sync(args) => commands::sync::run(&context, args),
         Command::Secrets(args) => commands::secrets::run(&context, args),
         Command::Models(args) => commands::models::run(&context, args),
         Command::Stranded(args) => commands::stranded::run(&context, args),

@@ -29,10 +29,12 @@ pub enum Actor {
     ClaudeDream,
     /// An agent saving through Engram's MCP server (`memory_remember`).
     Mcp,
+    /// This person's own memory from another machine, pulled through personal sync.
+    Sync,
 }
 
 impl Actor {
-    pub const ALL: [Actor; 8] = [
+    pub const ALL: [Actor; 9] = [
         Actor::User,
         Actor::External,
         Actor::Dream,
@@ -41,6 +43,7 @@ impl Actor {
         Actor::Team,
         Actor::ClaudeDream,
         Actor::Mcp,
+        Actor::Sync,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +56,7 @@ impl Actor {
             Actor::Team => "team",
             Actor::ClaudeDream => "claude-dream",
             Actor::Mcp => "mcp",
+            Actor::Sync => "sync",
         }
     }
 }
@@ -72,7 +76,7 @@ impl FromStr for Actor {
             .find(|actor| actor.as_str() == s)
             .ok_or_else(|| {
                 Error::InvalidInput(format!(
-                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot, team, claude-dream or mcp)"
+                    "unknown actor `{s}` (expected user, external, dream, extract, snapshot, team, claude-dream, mcp or sync)"
                 ))
             })
     }

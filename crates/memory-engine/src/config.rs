@@ -127,6 +127,8 @@ pub struct Config {
     pub extract: ExtractConfig,
     #[serde(default, skip_serializing_if = "TeamConfig::is_empty")]
     pub team: TeamConfig,
+    #[serde(default, skip_serializing_if = "SyncConfig::is_empty")]
+    pub sync: SyncConfig,
     #[serde(default, skip_serializing_if = "BudgetConfig::is_empty")]
     pub budget: BudgetConfig,
     /// Sections owned by other parts of Engram, kept verbatim.
@@ -280,6 +282,36 @@ pub struct ProjectTeamConfig {
     pub branch: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub background_push: bool,
+}
+
+/// `[sync]`: personal sync — one person's memory on every machine through their own git remote
+/// (`docs/sync.md`).
+///
+/// ```toml
+/// [sync]
+/// remote = "git@github.com:me/claude-memory.git"   # or a path; a branch with `#branch`
+/// branch = "main"
+/// auto = false   # true: the app pushes (debounced) after changes are applied; the CLI never does
+/// [sync.map]
+/// "-home-u-app" = "github.com/me/app"   # a project's identity, set by hand (`engram sync map`)
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncConfig {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub remote: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto: bool,
+    /// Project folder name → identity, for projects whose identity was attached by hand.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub map: std::collections::BTreeMap<String, String>,
+}
+
+impl SyncConfig {
+    fn is_empty(&self) -> bool {
+        *self == SyncConfig::default()
+    }
 }
 
 /// One project's dream settings, by its folder name under `<claude home>/projects/`.

@@ -23,6 +23,7 @@ pub mod error;
 pub mod extract;
 pub mod fix;
 pub mod frontmatter;
+pub mod git_repo;
 pub mod history;
 pub mod hooks;
 pub mod index;
@@ -50,6 +51,7 @@ pub mod settings;
 pub mod staging;
 pub mod staleness;
 pub mod stranded;
+pub mod sync;
 pub mod team;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;

@@ -57,6 +57,8 @@ pub enum ChangeSource {
     ClaudeDream,
     /// An agent's `memory_remember` through Engram's MCP server.
     Mcp,
+    /// Personal sync: this person's change on another machine that met a local one.
+    Sync,
 }
 
 impl ChangeSource {
@@ -71,6 +73,7 @@ impl ChangeSource {
             ChangeSource::Stranded | ChangeSource::Redaction => Actor::User,
             ChangeSource::ClaudeDream => Actor::ClaudeDream,
             ChangeSource::Mcp => Actor::Mcp,
+            ChangeSource::Sync => Actor::Sync,
         }
     }
 }
@@ -566,7 +569,7 @@ impl Engine {
         let auto_memory = staged.source != ChangeSource::Snapshot;
         let agent_memory = matches!(
             staged.source,
-            ChangeSource::Snapshot | ChangeSource::Stranded
+            ChangeSource::Snapshot | ChangeSource::Stranded | ChangeSource::Sync
         );
         let mut dirs = Vec::new();
         if auto_memory {

@@ -179,4 +179,5 @@ export const SOURCE_LABELS: Record<ChangeSource, string> = {
   redaction: "a redaction you asked for",
   "claude-dream": "Claude Code's own dream",
   mcp: "an agent, through Engram's MCP server",
+  sync: "your other machine, through sync",
 };

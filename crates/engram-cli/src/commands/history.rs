@@ -48,9 +48,12 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         let actor_color = match version.actor {
             Actor::User => Color::Green,
             Actor::External | Actor::ClaudeDream => Color::Yellow,
-            Actor::Dream | Actor::Extract | Actor::Snapshot | Actor::Team | Actor::Mcp => {
-                Color::Magenta
-            }
+            Actor::Dream
+            | Actor::Extract
+            | Actor::Snapshot
+            | Actor::Team
+            | Actor::Mcp
+            | Actor::Sync => Color::Magenta,
         };
         table.row(vec![
             Cell::new(&version.version),

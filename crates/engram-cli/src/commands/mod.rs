@@ -25,6 +25,7 @@ pub mod session_memory;
 pub mod sessions;
 pub mod show;
 pub mod stranded;
+pub mod sync;
 pub mod team;
 pub mod transcript;
 pub mod usage;

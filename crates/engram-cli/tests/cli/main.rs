@@ -26,5 +26,6 @@ mod recall_hooks;
 mod search_fix;
 mod sessions;
 mod staging;
+mod sync;
 mod team;
 mod usage;

@@ -3,4 +3,4 @@
 /**
  * Who made a change, as recorded in history.
  */
-export type Actor = "user" | "external" | "dream" | "extract" | "snapshot" | "team" | "claude-dream" | "mcp";
+export type Actor = "user" | "external" | "dream" | "extract" | "snapshot" | "team" | "claude-dream" | "mcp" | "sync";

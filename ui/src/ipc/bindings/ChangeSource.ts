@@ -3,4 +3,4 @@
 /**
  * What produced a staged change set.
  */
-export type ChangeSource = "dream" | "extract" | "snapshot" | "team" | "stranded" | "redaction" | "claude-dream" | "mcp";
+export type ChangeSource = "dream" | "extract" | "snapshot" | "team" | "stranded" | "redaction" | "claude-dream" | "mcp" | "sync";

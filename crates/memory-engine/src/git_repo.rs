@@ -1,0 +1,255 @@
+//! The `git` executable over a clone in Engram's data dir, as team sync (`team::sync`) and
+//! personal sync (`sync`) both drive it: the user's own credentials, SSH agent and
+//! `~/.ssh/config` work as they do for `git` itself.
+//!
+//! Contract: git never prompts (`GIT_TERMINAL_PROMPT=0`); a failing git command is an error
+//! naming the subcommand and carrying git's own message; a commit's tree is read with every
+//! entry's mode, object and raw name, and split into what syncs (UTF-8 text under a UTF-8 name
+//! with no dot-part) and what never does (submodules, symlinks, dot-files, non-UTF-8), with why.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::disk;
+use crate::error::{Error, Result};
+
+/// A remote as configured: `URL` or `URL#branch`.
+pub fn parse_remote(spec: &str) -> Result<(String, Option<String>)> {
+    let (url, branch) = match spec.rsplit_once('#') {
+        Some((url, branch)) if !branch.is_empty() => (url, Some(branch.to_owned())),
+        _ => (spec, None),
+    };
+    if url.trim().is_empty() || url.starts_with('-') {
+        return Err(Error::InvalidInput(format!("{spec:?} is not a git remote")));
+    }
+    Ok((url.to_owned(), branch))
+}
+
+pub(crate) struct Git {
+    pub(crate) dir: PathBuf,
+}
+
+impl Git {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<String> {
+        Ok(String::from_utf8_lossy(&self.run_bytes(args, None)?).into_owned())
+    }
+
+    /// `git -C <clone> ARGS`, `input` on its stdin; its stdout as bytes.
+    pub(crate) fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>> {
+        let spawn_error = |e: std::io::Error| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::InvalidInput("sync needs the `git` executable on PATH; install git".into())
+            } else {
+                Error::io("git", e)
+            }
+        };
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.dir)
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written whole before reading: every input here is small and git reads it all
+            // before it answers.
+            stdin.write_all(input).map_err(|e| Error::io("git", e))?;
+        }
+        let output = child.wait_with_output().map_err(|e| Error::io("git", e))?;
+        if !output.status.success() {
+            return Err(Error::InvalidInput(format!(
+                "git {}: {}",
+                args.first().copied().unwrap_or(""),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(output.stdout)
+    }
+
+    pub(crate) fn rev(&self, rev: &str) -> Option<String> {
+        self.run(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+    }
+
+    /// The tree at `rev` (empty when `rev` is `None`): what syncs and what does not.
+    pub(crate) fn tree_at(&self, rev: Option<&str>) -> Result<Tree> {
+        let mut tree = Tree::default();
+        let Some(rev) = rev else {
+            return Ok(tree);
+        };
+        // With modes (`--name-only` hides submodules and symlinks) and NUL-separated names.
+        let listing = self.run_bytes(&["ls-tree", "-r", "-z", "--full-tree", rev], None)?;
+        for record in listing.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+                continue;
+            };
+            let meta = String::from_utf8_lossy(&record[..tab]);
+            let mut fields = meta.split(' ');
+            let (Some(mode), Some(_kind), Some(object)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let entry = TreeEntry {
+                mode: mode.to_owned(),
+                object: object.to_owned(),
+                path: record[tab + 1..].to_vec(),
+            };
+            let key = String::from_utf8_lossy(&entry.path).into_owned();
+            let unsynced = match (mode, std::str::from_utf8(&entry.path)) {
+                (_, Err(_)) => Some("its name is not UTF-8"),
+                ("160000", _) => Some("a submodule (a link to another repository)"),
+                ("120000", _) => Some("a symbolic link"),
+                (_, Ok(name)) if is_dot_path(name) => {
+                    Some("a dot-file (git or tool settings such as .gitattributes)")
+                }
+                _ => None,
+            };
+            let unsynced = match unsynced {
+                Some(why) => Some(why),
+                None => {
+                    match String::from_utf8(self.run_bytes(&["cat-file", "blob", object], None)?) {
+                        Ok(text) => {
+                            tree.files.insert(key.clone(), text);
+                            None
+                        }
+                        Err(_) => Some("not UTF-8 text"),
+                    }
+                }
+            };
+            if let Some(why) = unsynced {
+                tree.unsynced.insert(key.clone(), why);
+            }
+            tree.entries.insert(key, entry);
+        }
+        Ok(tree)
+    }
+
+    /// Puts `entries` into the index exactly as they are (mode, object, name): the remote's
+    /// version of what this push does not send.
+    pub(crate) fn keep_in_index<'a>(
+        &self,
+        entries: impl IntoIterator<Item = &'a TreeEntry>,
+    ) -> Result<()> {
+        let mut info = Vec::new();
+        for entry in entries {
+            info.extend_from_slice(format!("{} {}\t", entry.mode, entry.object).as_bytes());
+            info.extend_from_slice(&entry.path);
+            info.push(0);
+        }
+        if !info.is_empty() {
+            self.run_bytes(&["update-index", "-z", "--index-info"], Some(&info))?;
+        }
+        Ok(())
+    }
+}
+
+/// One entry of a git tree as `ls-tree` lists it: enough to put it back in an index unchanged,
+/// whatever its name's bytes.
+pub(crate) struct TreeEntry {
+    pub(crate) mode: String,
+    pub(crate) object: String,
+    pub(crate) path: Vec<u8>,
+}
+
+impl TreeEntry {
+    pub(crate) fn same_as(&self, other: &TreeEntry) -> bool {
+        self.mode == other.mode && self.object == other.object
+    }
+}
+
+/// A commit's tree as sync sees it.
+#[derive(Default)]
+pub(crate) struct Tree {
+    /// The files that sync: UTF-8 text under a UTF-8 name, no part of which starts with `.`.
+    pub(crate) files: BTreeMap<String, String>,
+    /// What never syncs (submodules, symbolic links, dot-files, names or contents that are not
+    /// UTF-8), with why: never written into a memory dir, and kept as they are on the remote by a push.
+    pub(crate) unsynced: BTreeMap<String, &'static str>,
+    /// Every entry by name (not UTF-8: lossily), synced or not.
+    pub(crate) entries: BTreeMap<String, TreeEntry>,
+}
+
+/// Whether a part of `key` starts with `.`: `.gitattributes`, `.gitmodules`, `.git/`, a tool's
+/// hidden file. Never team memory.
+pub(crate) fn is_dot_path(key: &str) -> bool {
+    key.split('/').any(|name| name.starts_with('.'))
+}
+
+impl Git {
+    /// Whether `ancestor` is in the history of `descendant`: a remote whose branch no longer
+    /// contains the last synced commit was rewritten (a force push). A commit this clone does
+    /// not have is not an ancestor.
+    pub(crate) fn is_ancestor(&self, ancestor: &str, descendant: &str) -> bool {
+        self.run(&["merge-base", "--is-ancestor", ancestor, descendant])
+            .is_ok()
+    }
+}
+
+/// A synced dir's files as a push sees them (symlinks not followed; dot-files and Engram's temp files left
+/// out).
+#[derive(Default)]
+pub(crate) struct LocalFiles {
+    pub(crate) files: BTreeMap<String, String>,
+    /// Files that cannot be sent, with why (not UTF-8, unreadable): named, never fatal.
+    pub(crate) unreadable: BTreeMap<String, String>,
+}
+
+pub(crate) fn local_files(team: &Path) -> Result<LocalFiles> {
+    let mut local = LocalFiles::default();
+    let mut stack = vec![team.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let relative = path.strip_prefix(team).map_err(|_| Error::PathDenied {
+                path: path.clone(),
+                root: team.to_path_buf(),
+            })?;
+            let lossy = relative.to_string_lossy().replace('\\', "/");
+            if is_dot_path(&lossy) || lossy.contains(".engram-") {
+                continue;
+            }
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let Some(key) = relative.to_str().map(|k| k.replace('\\', "/")) else {
+                    local
+                        .unreadable
+                        .insert(lossy, "its name is not UTF-8".to_owned());
+                    continue;
+                };
+                match disk::read_text(&path) {
+                    Ok(text) => {
+                        local.files.insert(key, text);
+                    }
+                    Err(e) => {
+                        local.unreadable.insert(key, e.to_string());
+                    }
+                }
+            }
+        }
+    }
+    Ok(local)
+}
