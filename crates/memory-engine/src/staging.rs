@@ -557,7 +557,8 @@ impl Engine {
 
     /// The memory dirs a set of `staged`'s source may target for its project: Claude Code's
     /// default place for it and, for a project Claude Code lists, the auto-memory dir its working
-    /// dir resolves to (settings overrides included) — or, for a snapshot merge, the agent
+    /// dir resolves to (settings overrides included) — or, for a snapshot merge or a personal
+    /// sync set (user-scope agent memory syncs too), the agent
     /// memory dirs of the agent type `claimed` is named after (the user scope's, and the
     /// project's own). A stranded store may be merged into either kind. Costlier candidates are
     /// computed only when the cheap one is not the one claimed.

@@ -501,3 +501,60 @@ fn an_unreadable_remote_is_a_clear_error_and_nothing_changes() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_remote_path_that_would_leave_the_memory_dir_is_refused_and_named() {
+    let (tmp, remote, laptop, desktop) = two_machines();
+    laptop.write("deploy.md", DEPLOY);
+    laptop.json(&["sync", "push"]);
+    // A hostile commit: an encoded `../`, and a path through a folder that is a symlink here.
+    let scratch = tmp.path().join("scratch");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            &remote.to_string_lossy(),
+            &scratch.to_string_lossy(),
+        ],
+    );
+    let app = scratch.join(APP);
+    fs::write(app.join("%2e%2e%2foutside.md"), "escaped\n").expect("encoded");
+    fs::create_dir_all(app.join("evil")).expect("evil");
+    fs::write(app.join("evil/x.md"), "through a symlink\n").expect("evil file");
+    git(&scratch, &["add", "-A"]);
+    git(
+        &scratch,
+        &[
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@x",
+            "commit",
+            "-q",
+            "-m",
+            "evil",
+        ],
+    );
+    git(&scratch, &["push", "-q", "origin", "HEAD:main"]);
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).expect("outside");
+    std::os::unix::fs::symlink(&outside, desktop.memory.join("evil")).expect("symlink");
+
+    let pulled = desktop.json(&["sync", "pull"]);
+    assert_eq!(files(&pulled), [format!("{APP}/deploy.md")], "{pulled}");
+    let skipped = pulled["skipped"].to_string();
+    assert!(skipped.contains("url-encoded-traversal"), "{pulled}");
+    assert!(skipped.contains("symlink-outside-team"), "{pulled}");
+    assert!(!desktop
+        .memory
+        .parent()
+        .expect("parent")
+        .join("outside.md")
+        .exists());
+    assert_eq!(
+        fs::read_dir(&outside).expect("outside").count(),
+        0,
+        "nothing written outside"
+    );
+}

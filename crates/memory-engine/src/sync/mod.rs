@@ -235,7 +235,8 @@ impl Engine {
             let home = self.env().home_dir();
             let relative = home.and_then(|home| {
                 let home = crate::platform::fs::canonicalize(&home).unwrap_or(home);
-                let cwd = crate::platform::fs::canonicalize(cwd).unwrap_or(cwd.to_path_buf());
+                let cwd =
+                    crate::platform::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
                 cwd.strip_prefix(&home)
                     .ok()
                     .and_then(Path::to_str)
@@ -502,7 +503,11 @@ impl Engine {
             if let Err(refused) = validate_key(&unit.memory_dir, rest) {
                 report.skipped.push(Skipped {
                     file: key.clone(),
-                    reason: refused.to_string().replacen("team key", "path", 1),
+                    // The team key rules, said of a memory dir.
+                    reason: refused
+                        .to_string()
+                        .replacen("team key", "path", 1)
+                        .replace("outside team/", "outside the memory dir"),
                 });
                 continue;
             }
@@ -791,7 +796,7 @@ impl Engine {
             .collect();
         // Per prefix: (ahead, behind, conflicts).
         let mut per: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
-        for (key, _) in &waiting {
+        for key in waiting.keys() {
             if let Some((prefix, _)) = split_key(key) {
                 per.entry(prefix).or_default().2 += 1;
             }
@@ -847,12 +852,13 @@ impl Engine {
             .collect();
         for prefix in unseen {
             let folder = prefix.rsplit('/').next().unwrap_or_default();
-            let identity = match prefix.starts_with(PROJECTS) {
-                true => manifest
+            let identity = if prefix.starts_with(PROJECTS) {
+                manifest
                     .projects
                     .get(folder)
-                    .map_or_else(|| folder.to_owned(), |e| e.identity.clone()),
-                false => prefix.clone(),
+                    .map_or_else(|| folder.to_owned(), |e| e.identity.clone())
+            } else {
+                prefix.clone()
             };
             status.projects.push(SyncedProject {
                 identity,
