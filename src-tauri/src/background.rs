@@ -2,7 +2,9 @@
 //! dream scheduler's loop (the engine decides which project is due;
 //! this only wakes it up), "Dream now" and "Pause" from the tray, the tray's status line, a
 //! desktop notification when a dream leaves changes waiting for review, and today's token usage:
-//! the tray's line kept current and one notification a day when 80 % of the budget is used.
+//! the tray's line kept current and one notification a day when 80 % of the budget is used;
+//! with `[sync] auto = true`, personal sync's debounced push after changes (the engine's
+//! `run_sync_auto_push` decides; this only runs it and tells the tray).
 //!
 //! One dream at a time in the app: every dream here (and the window's "Dream now") runs as the
 //! engine's one `Dream` job, so starting one cancels none and the scheduler waits while one runs.
@@ -29,6 +31,10 @@ const FIRST_TICK: Duration = Duration::from_secs(60);
 /// workers (other processes) make model calls too, so the app looks rather than waits to be told.
 /// Each look reads only what was logged since the last one.
 const USAGE_CHECK: Duration = Duration::from_secs(30);
+
+/// How often `[sync] auto` looks at the local files: a change is pushed once it stayed the same
+/// for one whole tick, so a burst of writes pushes once.
+const SYNC_AUTO_TICK: Duration = Duration::from_secs(30);
 
 /// How long quitting waits for the hook server and the scheduler to stop (socket removed, a
 /// dream in progress rolled back).
@@ -67,6 +73,9 @@ pub struct Snapshot {
     pub budget: Option<BudgetStatus>,
     /// The budget is reached and dreams would use a model: "Dream now" dreams offline instead.
     pub dreams_over_budget: bool,
+    /// A personal sync remote is set, and what the last status found (no fetch here).
+    pub sync_remote: bool,
+    pub sync: Option<memory_engine::sync::SyncStatus>,
 }
 
 pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
@@ -86,6 +95,8 @@ pub fn snapshot<R: Runtime>(app: &AppHandle<R>) -> Snapshot {
             .and_then(|c| engine.dream_budget(c, &LlmOverrides::default()).ok())
             .flatten()
             .is_some_and(|b| b.reached),
+        sync_remote: config.as_ref().is_some_and(|c| !c.sync.remote.is_empty()),
+        sync: engine.sync_last_status(),
     }
 }
 
@@ -146,10 +157,25 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
             }
         }
     });
+    let sync = tauri::async_runtime::spawn({
+        let app = app.clone();
+        let engine = app.state::<AppState>().engine().clone();
+        let stop = stop.clone();
+        async move {
+            engine
+                .run_sync_auto_push(SYNC_AUTO_TICK, stop, |outcome| {
+                    if let Err(error) = outcome {
+                        eprintln!("engram-app: sync auto push: {error}");
+                    }
+                    crate::tray::refresh(&app);
+                })
+                .await;
+        }
+    });
     *background
         .tasks
         .lock()
-        .unwrap_or_else(PoisonError::into_inner) = vec![server, scheduler, usage];
+        .unwrap_or_else(PoisonError::into_inner) = vec![server, scheduler, usage, sync];
     quit_on_signals(app);
 }
 

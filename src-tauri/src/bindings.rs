@@ -65,6 +65,10 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     engine::agent_memory::AgentMemory::export_all_to(dir)?;
     engine::team::sync::TeamStatus::export_all_to(dir)?;
     engine::team::sync::SyncReport::export_all_to(dir)?;
+    // Settings → Sync: personal sync (issue #24).
+    engine::sync::SyncStatus::export_all_to(dir)?;
+    engine::sync::PersonalSyncReport::export_all_to(dir)?;
+    crate::commands::sync::SyncSettings::export_all_to(dir)?;
     engine::config::ProjectTeamConfig::export_all_to(dir)?;
     engine::secrets::SecretFinding::export_all_to(dir)?;
     // Token usage and the daily budget (issue #21).

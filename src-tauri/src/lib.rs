@@ -98,6 +98,12 @@ pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
         commands::team::set_team_remote,
         commands::team::team_secrets,
         commands::team::redact_team_secrets,
+        commands::sync::sync_settings,
+        commands::sync::sync_status,
+        commands::sync::sync_pull,
+        commands::sync::sync_push,
+        commands::sync::set_sync_remote,
+        commands::sync::set_sync_auto,
     ])
 }
 

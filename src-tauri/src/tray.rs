@@ -1,14 +1,16 @@
 //! The tray icon and its menu: a status line (idle, dreaming <project>, N change sets waiting),
-//! today's tokens against the daily budget ("Today: 12,345 of 100,000 tokens"), "Dream now" for
+//! today's tokens against the daily budget ("Today: 12,345 of 100,000 tokens"), personal sync
+//! as the last look found it ("Sync: 2 to push · 1 to pull"), "Dream now" for
 //! the project the window shows (offline once the budget is reached), "Pause background dreams",
 //! "Open Engram" and "Quit". Closing the window keeps Engram in the tray; Quit really quits.
 //!
 //! Installed only by [`crate::run`], never by [`crate::builder`]: building a tray needs a real GTK
 //! (the mock runtime of tests panics), and under Xvfb it has no host to show in. What a menu item
 //! does is decided by [`TrayAction::from_id`], and what the lines say by [`status_text`],
-//! [`usage_text`] and [`dream_now_text`]: plain functions that tests cover without a desktop.
+//! [`usage_text`], [`sync_text`] and [`dream_now_text`]: plain functions that tests cover without a desktop.
 
 use memory_engine::llm::usage::{format_tokens, BudgetStatus};
+use memory_engine::sync::SyncStatus;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
@@ -44,6 +46,35 @@ impl TrayAction {
     /// The action of a menu item id; `None` for ids this menu does not own.
     pub fn from_id(id: &str) -> Option<TrayAction> {
         Self::ALL.into_iter().find(|action| action.id() == id)
+    }
+}
+
+/// Personal sync as the last status found it (the tray never fetches): "Sync: up to date",
+/// "Sync: 2 to push · 1 to pull · 1 conflict"; "Sync: off" with no remote, "Sync: not checked
+/// yet" before the first look.
+pub fn sync_text(remote_set: bool, status: Option<&SyncStatus>) -> String {
+    let Some(status) = status.filter(|_| remote_set) else {
+        return if remote_set {
+            "Sync: not checked yet".to_owned()
+        } else {
+            "Sync: off".to_owned()
+        };
+    };
+    let mut parts = Vec::new();
+    if status.ahead > 0 {
+        parts.push(format!("{} to push", status.ahead));
+    }
+    if status.behind > 0 {
+        parts.push(format!("{} to pull", status.behind));
+    }
+    if status.conflicts > 0 {
+        let s = if status.conflicts == 1 { "" } else { "s" };
+        parts.push(format!("{} conflict{s}", status.conflicts));
+    }
+    if parts.is_empty() {
+        "Sync: up to date".to_owned()
+    } else {
+        format!("Sync: {}", parts.join(" · "))
     }
 }
 
@@ -94,6 +125,7 @@ pub fn dream_now_text(project: Option<&str>, over_budget: bool) -> String {
 pub struct TrayMenu<R: Runtime> {
     status: MenuItem<R>,
     usage: MenuItem<R>,
+    sync: MenuItem<R>,
     pause: CheckMenuItem<R>,
     dream_now: MenuItem<R>,
 }
@@ -102,6 +134,7 @@ pub struct TrayMenu<R: Runtime> {
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let status = MenuItem::with_id(app, "status", "Idle", false, None::<&str>)?;
     let usage = MenuItem::with_id(app, "usage", usage_text(None), false, None::<&str>)?;
+    let sync = MenuItem::with_id(app, "sync", sync_text(false, None), false, None::<&str>)?;
     let dream_now = MenuItem::with_id(
         app,
         TrayAction::DreamNow.id(),
@@ -131,6 +164,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         &[
             &status,
             &usage,
+            &sync,
             &separator()?,
             &dream_now,
             &pause,
@@ -169,6 +203,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     app.manage(TrayMenu {
         status,
         usage,
+        sync,
         pause,
         dream_now,
     });
@@ -188,6 +223,9 @@ pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
         snapshot.paused,
     ));
     let _ = menu.usage.set_text(usage_text(snapshot.budget.as_ref()));
+    let _ = menu
+        .sync
+        .set_text(sync_text(snapshot.sync_remote, snapshot.sync.as_ref()));
     let _ = menu.pause.set_checked(snapshot.paused);
     let _ = menu.dream_now.set_text(dream_now_text(
         snapshot.current_project.as_deref(),
@@ -263,6 +301,26 @@ mod tests {
             "Dreaming p · 2 change sets waiting",
             "a dream started by hand runs even when background dreams are paused"
         );
+    }
+
+    #[test]
+    fn the_sync_line_says_what_waits_without_fetching() {
+        let status = |ahead, behind, conflicts| SyncStatus {
+            remote: Some("/r.git".into()),
+            ahead,
+            behind,
+            conflicts,
+            projects: Vec::new(),
+        };
+        assert_eq!(sync_text(false, None), "Sync: off");
+        assert_eq!(sync_text(false, Some(&status(1, 0, 0))), "Sync: off");
+        assert_eq!(sync_text(true, None), "Sync: not checked yet");
+        assert_eq!(sync_text(true, Some(&status(0, 0, 0))), "Sync: up to date");
+        assert_eq!(
+            sync_text(true, Some(&status(2, 1, 1))),
+            "Sync: 2 to push · 1 to pull · 1 conflict"
+        );
+        assert_eq!(sync_text(true, Some(&status(0, 0, 3))), "Sync: 3 conflicts");
     }
 
     #[test]

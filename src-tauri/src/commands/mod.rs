@@ -20,6 +20,7 @@ pub mod projects;
 pub mod recall;
 pub mod sessions;
 pub mod settings;
+pub mod sync;
 pub mod team;
 #[cfg(test)]
 pub(crate) mod test_shell;

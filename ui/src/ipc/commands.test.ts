@@ -25,6 +25,7 @@ import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
+import { syncCommands } from "./sync";
 import { teamCommands } from "./team";
 import { watchCommands } from "./watch";
 
@@ -163,6 +164,7 @@ describe("the ipc files and the shell's commands", () => {
       sessionsCommands,
       agentsCommands,
       teamCommands,
+      syncCommands,
     ];
     const names = areas.flatMap((area) => Object.keys(area));
     const repeated = names.filter((name, i) => names.indexOf(name) !== i);

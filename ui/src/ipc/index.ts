@@ -24,6 +24,7 @@ import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
 import { settingsCommands } from "./settings";
+import { syncCommands } from "./sync";
 import { teamCommands } from "./team";
 import { watchCommands } from "./watch";
 
@@ -34,6 +35,10 @@ export type { AgentMemory } from "./bindings/AgentMemory";
 export type { AgentScope } from "./bindings/AgentScope";
 export type { SnapshotAction } from "./bindings/SnapshotAction";
 export type { TeamStatus } from "./bindings/TeamStatus";
+export type { SyncStatus } from "./bindings/SyncStatus";
+export type { SyncedProject } from "./bindings/SyncedProject";
+export type { SyncSettings } from "./bindings/SyncSettings";
+export type { PersonalSyncReport } from "./bindings/PersonalSyncReport";
 export type { SyncReport } from "./bindings/SyncReport";
 export type { SecretFinding } from "./bindings/SecretFinding";
 export type { AppInfo } from "./bindings/AppInfo";
@@ -121,6 +126,7 @@ export const commands = {
   ...sessionsCommands,
   ...agentsCommands,
   ...teamCommands,
+  ...syncCommands,
 };
 
 export const events = {

@@ -33,6 +33,7 @@ const BACKGROUND_HANDLERS: Record<string, Handler> = {
     budget: { day: "2026-11-22", tokensToday: 0, dailyTokens: null, reached: false },
   }),
   mcp_server_status: () => mcpStatus(),
+  sync_settings: () => ({ remote: "", branch: null, auto: false }),
 };
 
 /** Engram's MCP server as Settings shows it: not installed unless `overrides` say so. */
