@@ -69,6 +69,12 @@ const COMMANDS: &[&str] = &[
     "set_team_remote",
     "team_secrets",
     "redact_team_secrets",
+    "sync_settings",
+    "sync_status",
+    "sync_pull",
+    "sync_push",
+    "set_sync_remote",
+    "set_sync_auto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

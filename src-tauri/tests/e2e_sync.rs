@@ -81,7 +81,10 @@ async fn a_pull_with_a_conflict_is_reviewed_and_accepted_from_settings() {
     let client = driver.session(&home).await;
     wait_for(&client, &format!("tr[data-project='{PROJECT}']")).await;
     click(&client, "[data-testid='nav-settings']").await;
+    wait_for(&client, "[data-testid='sync-settings']").await;
     scroll_into_view(&client, "[data-testid='sync-settings']").await;
+    wait_for(&client, "[data-testid='sync-section'][aria-busy='false']").await;
+    screenshot(&client, "sync-settings.png").await;
     wait_until_text(&client, "[data-testid='sync-status']", "1 in conflict").await;
     click(&client, "[data-testid='sync-pull']").await;
     wait_until_text(
