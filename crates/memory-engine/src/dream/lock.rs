@@ -114,6 +114,22 @@ pub fn try_acquire(
     pid: u32,
     engram_lock: &Path,
 ) -> Result<Acquire> {
+    try_acquire_recorded(memory_dir, now, pid, engram_lock, |_| Ok(()))
+}
+
+/// [`try_acquire`], calling `record` with the prior mtime (ms; 0: never) after the lock is
+/// found free and before its body names `pid`. A process killed once the body names it has
+/// already said what the mtime was, so whoever looks next can roll the lock back — with the
+/// record written after the lock there was a window where a kill left a lock naming a dead
+/// process and nothing saying what to roll back to. Only one Engram process is ever here for
+/// `engram_lock`, so what `record` writes is not another Engram dream's.
+pub fn try_acquire_recorded(
+    memory_dir: &Path,
+    now: SystemTime,
+    pid: u32,
+    engram_lock: &Path,
+    record: impl FnOnce(i64) -> Result<()>,
+) -> Result<Acquire> {
     if let Some(dir) = engram_lock.parent() {
         crate::disk::create_dir_all(dir).at(dir)?;
     }
@@ -134,6 +150,7 @@ pub fn try_acquire(
         return Ok(Acquire::Held(info));
     }
     let prior_mtime_ms = info.mtime_ms.unwrap_or(0);
+    record(prior_mtime_ms)?;
     let path = memory_dir.join(LOCK_FILE);
     // Atomically, so a Claude Code reading at this instant never sees an empty body.
     crate::disk::atomic_write(&path, pid.to_string().as_bytes())?;
@@ -312,6 +329,34 @@ mod tests {
     }
 
     const NOW: u64 = 1_800_000_000;
+
+    /// The record a crash is recovered from is written before the lock names the process, so
+    /// no instant exists where a kill leaves the lock ours and the prior mtime unknown.
+    #[test]
+    fn the_prior_mtime_is_recorded_before_the_lock_names_the_process() {
+        let d = dir();
+        claude_lock(&d.memory, dead_pid(), at(NOW - 7200));
+        let mut seen = None;
+        let taken = try_acquire_recorded(&d.memory, at(NOW), 4242, &d.engram_lock, |prior| {
+            seen = Some((prior, inspect(&d.memory)?.pid));
+            Ok(())
+        })
+        .expect("try");
+        assert!(matches!(taken, Acquire::Acquired(_)));
+        let (prior, holder_then) = seen.expect("recorded");
+        assert_eq!(prior, ((NOW - 7200) * 1000) as i64);
+        assert_ne!(holder_then, Some(4242), "recorded before the lock was ours");
+
+        // A record that cannot be written leaves the lock as it was: nothing to recover from.
+        let d = dir();
+        claude_lock(&d.memory, dead_pid(), at(NOW - 7200));
+        let before = fs::read(d.memory.join(LOCK_FILE)).expect("read");
+        try_acquire_recorded(&d.memory, at(NOW), 4242, &d.engram_lock, |_| {
+            Err(crate::Error::InvalidInput("disk full".into()))
+        })
+        .expect_err("the record failed");
+        assert_eq!(fs::read(d.memory.join(LOCK_FILE)).expect("read"), before);
+    }
 
     #[test]
     fn a_live_foreign_pid_with_a_fresh_lock_blocks_and_is_read_as_claude_writes_it() {

@@ -239,14 +239,28 @@ impl Engine {
             return Ok(Ready::Skipped(Box::new(task), BlockedBy::Budget));
         }
         crate::disk::create_dir_all(&target.memory_dir).at(&target.memory_dir)?;
-        let held = match lock::try_acquire(
+        // The task is recorded before the lock names this process, not after: a process killed
+        // at any instant from then on leaves a task naming the prior mtime, so the next look
+        // rolls the lock back instead of taking the crash for a consolidation.
+        let recorded = lock::try_acquire_recorded(
             &target.memory_dir,
             now,
             std::process::id(),
             &self.dream_lock_file(&target.memory_dir),
-        )? {
-            Acquire::Acquired(held) => held,
-            Acquire::Held(info) => {
+            |prior_mtime| {
+                task.prior_mtime = Some(prior_mtime);
+                task.status = TaskStatus::Running;
+                self.save_running_task(&task)
+            },
+        );
+        let held = match recorded {
+            Ok(Acquire::Acquired(held)) => held,
+            Err(e) => {
+                self.clear_running_task(&task);
+                return Err(e);
+            }
+            Ok(Acquire::Held(info)) => {
+                self.clear_running_task(&task);
                 task.status = TaskStatus::Skipped;
                 task.summary = Some(match info.pid {
                     Some(pid) => format!("another dream holds the lock (pid {pid})"),
@@ -255,12 +269,6 @@ impl Engine {
                 return Ok(Ready::Skipped(Box::new(task), BlockedBy::Lock));
             }
         };
-        // Recorded the moment the lock is ours, before anything slow (the transcripts scan):
-        // a process killed from here on leaves a task naming the prior mtime, so the next look
-        // rolls the lock back instead of taking the crash for a consolidation.
-        task.prior_mtime = Some(held.prior_mtime_ms());
-        task.status = TaskStatus::Running;
-        self.save_running_task(&task)?;
         if let GateCheck::Passed(checked) = &options.gates {
             let consolidated_at = checked.lock.mtime_ms.filter(|_| checked.lock.exists);
             let prior = held.prior_mtime_ms();
