@@ -28,6 +28,9 @@ pub struct Frontmatter {
     pub raw_type: Option<String>,
     /// Whether the type lives in a nested `metadata:` map (the 2.1.330 stamped form).
     pub nested_type: bool,
+    /// The session that wrote the file (`metadata.originSessionId`, which 2.1.330 stamps, or a
+    /// top-level `originSessionId`).
+    pub origin_session_id: Option<String>,
     pub status: FrontmatterStatus,
 }
 
@@ -173,6 +176,8 @@ struct Fields {
     description: Option<String>,
     top_type: Option<String>,
     nested_type: Option<String>,
+    top_session: Option<String>,
+    nested_session: Option<String>,
 }
 
 fn parse_yaml_block(yaml: &str) -> Frontmatter {
@@ -196,6 +201,8 @@ fn parse_yaml_block(yaml: &str) -> Frontmatter {
         memory_type: raw_type.as_deref().and_then(MemoryType::parse),
         raw_type,
         nested_type: nested,
+        // The stamped session wins over a top-level one.
+        origin_session_id: fields.nested_session.or(fields.top_session),
         status,
     }
 }
@@ -211,16 +218,15 @@ fn read_fields(yaml: &str) -> Result<Fields, String> {
         serde_yaml::Value::Null => return Ok(Fields::default()),
         _ => return Err("frontmatter is not a key/value map".to_string()),
     };
-    let nested_type = map
-        .get("metadata")
-        .and_then(|m| m.as_mapping())
-        .and_then(|m| m.get("type"))
-        .and_then(scalar_text);
+    let metadata = map.get("metadata").and_then(|m| m.as_mapping());
+    let nested = |key: &str| metadata.and_then(|m| m.get(key)).and_then(scalar_text);
     Ok(Fields {
         name: map.get("name").and_then(scalar_text),
         description: map.get("description").and_then(scalar_text),
         top_type: map.get("type").and_then(scalar_text),
-        nested_type,
+        nested_type: nested("type"),
+        top_session: map.get("originSessionId").and_then(scalar_text),
+        nested_session: nested("originSessionId"),
     })
 }
 
@@ -270,6 +276,10 @@ fn read_simple_fields(yaml: &str) -> Option<Fields> {
                         "name" => &mut fields.name,
                         "description" => &mut fields.description,
                         "type" => &mut fields.top_type,
+                        "originSessionId" => {
+                            fields.top_session = Some(session_id(value)?.to_string());
+                            continue;
+                        }
                         _ => continue,
                     };
                     *slot = Some(literal(value)?.to_string());
@@ -284,6 +294,9 @@ fn read_simple_fields(yaml: &str) -> Option<Fields> {
             let value = value?;
             if parent_key == "metadata" && key == "type" {
                 fields.nested_type = Some(literal(value)?.to_string());
+            }
+            if parent_key == "metadata" && key == "originSessionId" {
+                fields.nested_session = Some(session_id(value)?.to_string());
             }
         }
     }
@@ -318,6 +331,19 @@ fn simple_key_value(line: &str) -> Option<(&str, Option<&str>)> {
 /// `value` when YAML reads it as exactly that string (not a number, boolean or null).
 fn literal(value: &str) -> Option<&str> {
     is_literal_plain_scalar(value).then_some(value)
+}
+
+/// A session id as YAML reads it: a uuid is a string even when it starts with a digit (its
+/// dashes make it no number), which [`literal`] cannot tell.
+fn session_id(value: &str) -> Option<&str> {
+    let uuid = value.len() == 36
+        && value.contains('-')
+        && value.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    if uuid {
+        Some(value)
+    } else {
+        literal(value)
+    }
 }
 
 /// True when `value` (already trimmed) is a plain YAML scalar with no syntax in it: it parses,
@@ -757,6 +783,8 @@ mod tests {
         let cases = [
             "name: a b\ndescription: 7 anti-patterns, in 2026-05-14 (≤20) — x/y\ntype: user\n",
             "name: deploy-freeze\nmetadata:\n  node_type: memory\n  type: project\n  modified: 2026-11-22T08:38:52.863Z\n",
+            "name: t\nmetadata:\n  type: user\n  originSessionId: 3ed04df3-3a97-4f9b-a2a3-a2a120610cb7\n",
+            "originSessionId: 1de82924-c7aa-4e8a-a0de-1ba832d417e1\nname: x\n",
             "name: x\n\ndescription: it's fine\n",
             "other: value\nname: nn\n",
         ];
@@ -773,6 +801,15 @@ mod tests {
                 value
                     .get("metadata")
                     .and_then(|m| m.get("type"))
+                    .and_then(scalar_text),
+                "{yaml}"
+            );
+            assert_eq!(fast.top_session, get("originSessionId"), "{yaml}");
+            assert_eq!(
+                fast.nested_session,
+                value
+                    .get("metadata")
+                    .and_then(|m| m.get("originSessionId"))
                     .and_then(scalar_text),
                 "{yaml}"
             );

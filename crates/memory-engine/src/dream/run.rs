@@ -424,9 +424,17 @@ impl Engine {
         on_event: &mut (impl FnMut(DreamEvent) + Send),
     ) -> Result<ChangeSet> {
         let dir = self.memory_dir(&target.memory_dir);
+        let transcripts = target.transcripts_dir.clone();
         // Reads every file of the dir: off the async threads.
         let planned = tokio::task::spawn_blocking(move || {
-            offline::plan_offline_dream_with(&dir, &chrono::Local, embedder.as_deref())
+            offline::plan_offline_dream_with(
+                &dir,
+                &chrono::Local,
+                offline::DreamSources {
+                    embedder: embedder.as_deref(),
+                    transcripts: Some(&transcripts),
+                },
+            )
         })
         .await
         .map_err(|e| Error::InvalidInput(format!("dream worker failed: {e}")))??;

@@ -24,6 +24,7 @@ mod lines;
 mod listing;
 mod message;
 mod scan;
+mod writes;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -38,6 +39,7 @@ pub use entry::CompactMetadata;
 pub use lines::{Line, LineReader, MAX_LINE_BYTES};
 pub use listing::{SessionListing, SessionSummary, LISTING_FULL_READ_BYTES};
 pub use message::{Message, MessageUsage, Messages, ToolResult, ToolUse};
+pub use writes::{session_writes, SessionWrites};
 
 use entry::{parse_head, ContentSummary, EntryHead, Nullable};
 

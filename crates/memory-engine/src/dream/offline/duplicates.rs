@@ -4,29 +4,21 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use chrono::TimeZone;
 use regex::Regex;
 
-use super::dates::absolute_dates;
+use super::dates::rewrite_relative_dates;
 use super::index::{repoint, IndexEdits};
 use super::markdown::{closes_fence, fence_marker, is_heading, is_list_item, list_marker_len};
 use super::{names, plural, Planner};
 use crate::embed::{cosine, Embedder};
 use crate::error::Result;
-use crate::fix::file_stem;
 use crate::frontmatter;
 use crate::index;
 use crate::lint::duplicates::{self, Candidate};
 use crate::lint::Finding;
 use crate::memory_type::MemoryType;
 use crate::scan::SCAN_LINE_LIMIT;
-use chrono::TimeZone;
-
-/// A file stem named like a copy of another: `notes_copy`, `notes-copy-2`, `notes copy`,
-/// `notes (1)`, `Copy of notes`.
-static COPY_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:[ _.-]copy(?:[ _.-]?\d+)?|\s?\(\d+\)|^copy[ _-]of[ _-].*)$")
-        .expect("a valid regex")
-});
 
 /// Similarity (sentence vectors of name + description) from which two memories of one type are
 /// near-duplicates. all-MiniLM-L6-v2 puts restatements of one rule at 0.82–0.89 ("Don't mock the
@@ -81,6 +73,35 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             ));
         }
         edits.stage(&mut self.set)
+    }
+
+    /// Copies of one text, the one with the best claim to stay first: the one its index links
+    /// to, then the one whose index line has a hook, then a name that is not a copy's
+    /// (`_copy`, ` (1)`, `-backup`, …), then the longer hook, then the newest, then path order.
+    fn best_claim_first(&self, group: &[usize]) -> Result<Vec<usize>> {
+        let mut claims = Vec::with_capacity(group.len());
+        for &i in group {
+            let file = &self.files[i];
+            let raw = self.set.peek(&file.index)?.unwrap_or_default();
+            let entry = index::parse_entries(&raw)
+                .into_iter()
+                .find(|e| e.file == file.link);
+            let hook = entry
+                .as_ref()
+                .and_then(|e| e.hook.as_deref())
+                .map_or(0, |h| h.trim().chars().count());
+            let claim = (
+                entry.is_some(),
+                hook > 0,
+                !is_copy_name(&crate::fix::file_stem(&file.rel)),
+                hook,
+                file.mtime,
+                std::cmp::Reverse(file.rel.clone()),
+            );
+            claims.push((claim, i));
+        }
+        claims.sort_by(|a, b| b.0.cmp(&a.0));
+        Ok(claims.into_iter().map(|(_, i)| i).collect())
     }
 
     /// Step 2.
@@ -182,26 +203,6 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         Ok(found)
     }
 
-    /// Exact duplicates, the one with the better claim to stay first: a name not like a copy's
-    /// (`_copy`, `-copy 2`, ` (1)`), then a line in its index, then the newest. The newest alone
-    /// kept `x_copy.md` and deleted the original its index lists.
-    fn best_claim_first(&mut self, members: &[usize]) -> Result<Vec<usize>> {
-        let mut claims = Vec::with_capacity(members.len());
-        for &i in members {
-            let (index, link, rel) = {
-                let file = &self.files[i];
-                (file.index.clone(), file.link.clone(), file.rel.clone())
-            };
-            let text = self.set.read(&index)?.unwrap_or_default();
-            let listed = text.contains(&format!("]({link})"));
-            claims.push((i, COPY_NAME.is_match(&file_stem(&rel)), !listed));
-        }
-        let newest = self.newest_first(members);
-        let rank = |i: usize| newest.iter().position(|&n| n == i).unwrap_or(usize::MAX);
-        claims.sort_by_key(|&(i, copy, unlisted)| (copy, unlisted, rank(i)));
-        Ok(claims.into_iter().map(|(i, _, _)| i).collect())
-    }
-
     /// Merges one cluster of near-duplicates into its newest file.
     fn merge_cluster(&mut self, members: &[usize], edits: &mut IndexEdits) -> Result<()> {
         let order = self.newest_first(members);
@@ -216,7 +217,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         let mut appended: Vec<Unit> = Vec::new();
         for &other in &order[1..] {
             let other_text = self.set.read(&self.files[other].rel)?.unwrap_or_default();
-            let date = self.date_of(other);
+            let date = self.written_on(other).date;
             let mut heading: Option<Unit> = None;
             for unit in units(&frontmatter::parse_document(&other_text).body) {
                 if unit.kind == UnitKind::Heading {
@@ -236,7 +237,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 seen.push_str(&key);
                 seen.push(' ');
                 // Its relative dates meant the day *that* file was written.
-                let (text, _) = absolute_dates(&unit.text, 0, date);
+                let text = rewrite_relative_dates(&unit.text, 0, date).text;
                 appended.push(Unit { text, ..unit });
             }
         }
@@ -282,6 +283,18 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         ));
         Ok(())
     }
+}
+
+/// Whether a file stem reads as a copy of another's: `x_copy`, `x copy 2`, `x (1)`, `x-backup`,
+/// `x.bak`, `x-old`, `copy of x`.
+fn is_copy_name(stem: &str) -> bool {
+    static COPY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)(?:[ _.-](?:copy|backup|bak|old|orig|dup|duplicate)(?:[ _.-]*\d+)?|[ _-]*\(\d+\)|[ _-]\d+)$|^copy[ _-]of[ _-]",
+        )
+        .expect("a valid regex")
+    });
+    COPY.is_match(stem)
 }
 
 /// What the `duplicate-memory` rule compares, exactly as lint builds it (`lint::check_file`):
@@ -441,6 +454,76 @@ mod tests {
             dream.changes.is_empty(),
             "a team memory is shared: never folded into a private one, nor the reverse: {}",
             dream.summary
+        );
+    }
+
+    /// Which copy of one text a dream keeps, and what is deleted, for a dir of copies.
+    fn kept_and_deleted(files: &[(&str, &str)], index: &str) -> (Vec<String>, Vec<String>) {
+        let fx = TempMemoryDir::new("memory");
+        let body = "Releases ship from main every Tuesday.\n";
+        for (file, day) in files {
+            write_at(
+                &fx,
+                file,
+                &memory("Release", "How releases ship", "project", body),
+                day,
+            );
+        }
+        fx.write("MEMORY.md", index);
+        let dream = plan(&fx);
+        let deleted: Vec<String> = dream
+            .changes
+            .changes
+            .iter()
+            .filter(|c| c.after.is_none())
+            .map(|c| c.file.clone())
+            .collect();
+        let kept = files
+            .iter()
+            .map(|(f, _)| (*f).to_owned())
+            .filter(|f| !deleted.contains(f))
+            .collect();
+        (kept, deleted)
+    }
+
+    #[test]
+    fn of_exact_duplicates_the_one_with_the_better_claim_stays() {
+        // Issue #20: the newer `_copy` used to stay, and the original the index links to went.
+        let (kept, _) = kept_and_deleted(
+            &[
+                ("release.md", "2026-06-01"),
+                ("release_copy.md", "2026-06-05"),
+            ],
+            "- [Release](release.md) — how releases ship every Tuesday\n",
+        );
+        assert_eq!(kept, ["release.md"], "the one the index links to");
+        let (kept, _) = kept_and_deleted(
+            &[("release.md", "2026-06-01"), ("release-2.md", "2026-06-05")],
+            "- [Release](release.md)\n- [Release](release-2.md) — how releases ship\n",
+        );
+        assert_eq!(
+            kept,
+            ["release-2.md"],
+            "the one whose index line says something"
+        );
+        let (kept, _) = kept_and_deleted(
+            &[
+                ("release.md", "2026-06-01"),
+                ("release-backup.md", "2026-06-05"),
+            ],
+            "- [Release](release.md) — ships\n- [Release](release-backup.md) — how releases ship\n",
+        );
+        assert_eq!(kept, ["release.md"], "a name that is not a copy's");
+        let (kept, _) = kept_and_deleted(
+            &[("cadence.md", "2026-06-01"), ("release.md", "2026-06-05")],
+            "",
+        );
+        assert_eq!(kept, ["release.md"], "else the newest");
+        let (kept, _) = kept_and_deleted(&[("b.md", "2026-06-01"), ("a.md", "2026-06-01")], "");
+        assert_eq!(
+            kept,
+            ["a.md"],
+            "else the first path: the same plan every time"
         );
     }
 }

@@ -265,7 +265,7 @@ pub(super) fn repoint(raw: &str, from: &str, to: &str) -> String {
 }
 
 /// What a [`rewrite_lines`] callback does with a line.
-enum LineEdit {
+pub(super) enum LineEdit {
     Keep,
     Replace(String),
     Drop,
@@ -273,7 +273,7 @@ enum LineEdit {
 
 /// `raw` with each line (content without its line break, 1-based number) kept, replaced
 /// (keeping its line break) or dropped by `edit`.
-fn rewrite_lines(raw: &str, mut edit: impl FnMut(usize, &str) -> LineEdit) -> String {
+pub(super) fn rewrite_lines(raw: &str, mut edit: impl FnMut(usize, &str) -> LineEdit) -> String {
     let mut out = String::with_capacity(raw.len());
     for (i, line) in raw.split_inclusive('\n').enumerate() {
         let content = line.trim_end_matches(['\n', '\r']);

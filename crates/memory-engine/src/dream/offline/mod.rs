@@ -6,18 +6,23 @@
 //! content through [`ChangeSet::read`]:
 //!
 //! 1. **Exact duplicates** — topic files whose bodies are equal once whitespace is normalised
-//!    (frontmatter aside): the newest (mtime) stays, the others are deleted and their index lines
-//!    point at the survivor (or go, when it already has one).
+//!    (frontmatter aside): the copy with the best claim stays — the one the index links to, then
+//!    the one whose index line has a hook, then a name that is not a copy's (`_copy`, `-backup`,
+//!    ` (1)`), then the newest — the others are deleted and their index lines point at the
+//!    survivor (or go, when it already has one).
 //! 2. **Near-duplicates** — lint's `duplicate-memory` detection (`lint/duplicates.rs`) and, when
 //!    the dream has sentence vectors (provider `local`), memories of the same type whose name and
 //!    description mean the same ([`SEMANTIC_DUPLICATE_SIMILARITY`]) though worded apart; clustered:
 //!    the newest file of a cluster stays with its frontmatter and body first, every paragraph or
 //!    list item of the others that it does not already hold is appended (unique facts are kept),
 //!    and the others are deleted and unindexed as in step 1.
-//! 3. **Relative dates → absolute** in bodies (`today`, `tonight`, `yesterday`, `tomorrow`,
-//!    `this morning/afternoon/evening`, `last night`, `N days ago`), from the date of the file's
-//!    mtime — when the words were written. Never inside frontmatter, code spans, code fences,
-//!    URLs or link targets. Facts merged in step 2 are dated from the file they came from.
+//! 3. **Relative dates → absolute** in bodies, descriptions and index lines, in every common
+//!    English form (`dates.rs`: yesterday, last Thursday, next week, three weeks ago, earlier
+//!    this month, …), from the day the words were written: the day the memory's session wrote
+//!    it when its transcript says, else the file's mtime (an index line: its file's). Never
+//!    inside other frontmatter, code, URLs, link targets or quotations; a phrase with no one
+//!    date ("the other day") is left and named. Facts merged in step 2 are dated from the file
+//!    they came from.
 //! 4. **The index repaired** — what `fix.rs` fixes, computed on the staged state (its planner
 //!    reads the disk): lines linking to missing files removed, orphans indexed (under their
 //!    type's section), entries over 150 characters rewritten as `- [Title](file) — hook`.
@@ -31,14 +36,15 @@
 //!
 //! Deliberately not done: merging across indexes (a `team/` memory is never folded into a
 //! private one), deciding which of two contradicting facts is true, touching daily logs
-//! (`logs/`, only scanned for secrets), or guessing ambiguous dates (`last Tuesday`).
+//! (`logs/`, only scanned for secrets), or guessing ambiguous dates ("next Friday" on a Monday).
 //!
 //! This file is the planner, top to bottom; each rule is its own file: `duplicates.rs` (steps 1
 //! and 2), `dates.rs` (3), `index.rs` (4 and 5: repair, layout, caps), `secrets.rs` (6), and
 //! `markdown.rs` the bits of Markdown they read.
 //!
 //! Same input, same plan: files are visited in path order, ties between equal mtimes go to the
-//! first path, and nothing depends on the clock but the clamp of a future mtime to now.
+//! first path, and nothing depends on the clock but the clamp of a future mtime to now. A plan
+//! applied, the next dream finds nothing to do.
 
 mod dates;
 mod duplicates;
@@ -46,11 +52,11 @@ mod index;
 mod markdown;
 mod secrets;
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+use chrono::TimeZone;
 use serde::Serialize;
 
 use crate::changeset::ChangeSet;
@@ -62,6 +68,7 @@ use crate::lint::{Finding, Severity};
 use crate::memdir::{governing_index, MemoryDir};
 use crate::memory_type::MemoryType;
 use crate::scan;
+use crate::transcript::SessionWrites;
 
 pub use duplicates::SEMANTIC_DUPLICATE_SIMILARITY;
 
@@ -97,19 +104,30 @@ impl OfflineDream {
 /// mtimes are read in to date their relative words: `&chrono::Local` for the person's own
 /// dates; tests pass `&chrono::Utc`.
 pub fn plan_offline_dream<Tz: TimeZone>(dir: &MemoryDir, zone: &Tz) -> Result<OfflineDream> {
-    plan_offline_dream_with(dir, zone, None)
+    plan_offline_dream_with(dir, zone, DreamSources::default())
 }
 
-/// [`plan_offline_dream`], finding near-duplicates by meaning too with `embedder`'s vectors.
-/// Blocking (the embedder may compute or ask a server); an embedder that fails leaves the
-/// lexical detection alone, and the summary says so.
+/// What the offline dream may draw on besides the memory dir.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DreamSources<'a> {
+    /// Sentence vectors, to find near-duplicates by meaning too. Blocking (the embedder may
+    /// compute or ask a server); an embedder that fails leaves the lexical detection alone, and
+    /// the summary says so.
+    pub embedder: Option<&'a dyn Embedder>,
+    /// The project's transcripts dir: a memory's session (`originSessionId`) dates its relative
+    /// words.
+    pub transcripts: Option<&'a Path>,
+}
+
+/// [`plan_offline_dream`] with more to draw on (see [`DreamSources`]).
 pub fn plan_offline_dream_with<Tz: TimeZone>(
     dir: &MemoryDir,
     zone: &Tz,
-    embedder: Option<&dyn Embedder>,
+    sources: DreamSources<'_>,
 ) -> Result<OfflineDream> {
     let mut planner = Planner::new(dir.root(), zone, dir.engine().clock().now())?;
-    planner.embedder = embedder;
+    planner.embedder = sources.embedder;
+    planner.transcripts = sources.transcripts.map(Path::to_path_buf);
     planner.remove_exact_duplicates()?;
     planner.merge_near_duplicates()?;
     planner.make_dates_absolute()?;
@@ -128,12 +146,18 @@ struct TopicFile {
     /// Its governing index, and the link that index uses for it.
     index: String,
     link: String,
+    /// The session that wrote it (`originSessionId`), when that is a plain session id.
+    origin_session: Option<String>,
 }
 
 struct Planner<'a, Tz: TimeZone> {
     root: &'a Path,
     /// Sentence vectors for near-duplicates by meaning, when the dream has them.
     embedder: Option<&'a dyn Embedder>,
+    /// Where the sessions that wrote memories are, when known.
+    transcripts: Option<PathBuf>,
+    /// Each session read so far: when it wrote which file (`None`: no transcript to read).
+    sessions: BTreeMap<String, Option<SessionWrites>>,
     zone: &'a Tz,
     now: SystemTime,
     set: ChangeSet,
@@ -154,6 +178,8 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
         let mut planner = Planner {
             root,
             embedder: None,
+            transcripts: None,
+            sessions: BTreeMap::new(),
             zone,
             now,
             set: ChangeSet::new(root),
@@ -192,12 +218,17 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
             };
             let (index, link) = governing_index(root, &file.rel);
             planner.indexes.insert(index.clone());
+            let frontmatter = frontmatter::parse_document(&text).frontmatter;
             planner.files.push(TopicFile {
-                memory_type: frontmatter::parse_document(&text).frontmatter.memory_type,
+                memory_type: frontmatter.memory_type,
                 rel: file.rel,
                 mtime: file.mtime,
                 index,
                 link,
+                // It names a file in the transcripts dir: nothing but a plain id may.
+                origin_session: frontmatter.origin_session_id.filter(|id| {
+                    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                }),
             });
         }
         Ok(planner)
@@ -261,15 +292,6 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
         order
     }
 
-    /// The day a file was written, in the dream's time zone; a future mtime (clock skew) counts
-    /// as now.
-    fn date_of(&self, i: usize) -> NaiveDate {
-        let written = self.files[i].mtime.min(self.now);
-        DateTime::<Utc>::from(written)
-            .with_timezone(self.zone)
-            .date_naive()
-    }
-
     /// Marks file `i`'s change as protected when it is a `user` or `feedback` memory.
     fn protect(&mut self, i: usize) {
         if matches!(
@@ -331,9 +353,9 @@ pub(super) fn plural<'s>(n: usize, one: &'s str, many: &'s str) -> &'s str {
 mod tests {
     use std::fs::{File, FileTimes};
 
-    use chrono::NaiveTime;
+    use chrono::{NaiveDate, NaiveTime, Utc};
 
-    use super::dates::absolute_dates;
+    use super::dates::rewrite_relative_dates;
     use super::markdown::body_start;
     use super::*;
     use crate::actor::Actor;
@@ -597,7 +619,7 @@ mod tests {
         let survivor = fx.read("feedback_testing.md").expect("survivor");
         assert!(survivor.contains(FACT_NEW), "{survivor}");
         assert!(
-            survivor.contains("- seed data was refreshed 2026-06-02 from the staging snapshot"),
+            survivor.contains("- seed data was refreshed on 2026-06-02 from the staging snapshot"),
             "the merged fact is kept, dated from its own file: {survivor}"
         );
         assert_eq!(
@@ -609,17 +631,14 @@ mod tests {
         assert_eq!(
             fx.read("project_release_copy.md"),
             None,
-            "the copy goes, though newer"
+            "the exact copy the index does not link to"
         );
-        assert!(
-            fx.read("project_release.md").is_some(),
-            "the original its index lists stays"
-        );
+        assert!(fx.read("project_release.md").is_some());
 
         let status = fx.read("project_status.md").expect("status");
         assert!(
-            status.contains("Deployed v2.3 2026-06-12. The outage was 2026-06-09.")
-                && status.contains("2026-06-13 the freeze starts")
+            status.contains("Deployed v2.3 on 2026-06-12. The outage was on 2026-06-09.")
+                && status.contains("On 2026-06-13 the freeze starts")
                 && status.contains("the morning of 2026-06-12"),
             "{status}"
         );
@@ -631,16 +650,16 @@ mod tests {
         );
         let user = fx.read("user_profile.md").expect("user");
         assert!(
-            user.contains("moved the team to Rust 2026-06-11."),
+            user.contains("moved the team to Rust on 2026-06-11."),
             "{user}"
         );
         for file in fx.dir.scan(None).expect("scan") {
             let text = fx.read(&file.file).expect("file");
             let start = body_start(&text).expect("closed frontmatter");
-            let (_, left) = absolute_dates(&text, start, date("2026-01-01"));
+            let rewrite = rewrite_relative_dates(&text, start, date("2026-01-01"));
             assert!(
-                left.is_empty(),
-                "{}: relative dates left: {left:?}",
+                rewrite.replaced.is_empty() && rewrite.left.is_empty(),
+                "{}: relative dates left: {rewrite:?}",
                 file.file
             );
         }
@@ -648,7 +667,7 @@ mod tests {
         let index = fx.read("MEMORY.md").expect("index");
         assert!(
             index.contains("- [Release process](project_release.md) — how releases ship\n"),
-            "the original's line stays as it was: {index}"
+            "the line of the copy that stays is kept: {index}"
         );
         assert!(
             index.starts_with("# Project Memory\n\n> One line per memory"),
@@ -657,6 +676,23 @@ mod tests {
         for heading in ["## User", "## Feedback", "## Project"] {
             assert!(index.contains(heading), "{heading} kept: {index}");
         }
+    }
+
+    #[test]
+    fn a_second_dream_changes_nothing() {
+        let fx = messy_dir();
+        let first = plan(&fx);
+        let report = fx
+            .engine
+            .apply_change_set(&first.changes, Actor::Dream)
+            .expect("apply");
+        assert!(report.all_applied(), "{report:?}");
+        let second = plan(&fx);
+        assert!(
+            second.changes.is_empty(),
+            "what a dream did, it does not do again: {}",
+            rendered(&second)
+        );
     }
 
     #[test]
