@@ -24,7 +24,7 @@ use crate::actor::Actor;
 use crate::changeset::{ApplyReport, ChangeSet};
 use crate::error::{Error, Result};
 use crate::frontmatter;
-use crate::index::{self, INDEX_FILE, MAX_ENTRY_CHARS};
+use crate::index::{self, MAX_ENTRY_CHARS};
 use crate::lint::{Finding, DANGLING_POINTER, LONG_INDEX_LINE, ORPHAN_FILE};
 use crate::memdir::governing_index;
 use crate::memdir::MemoryDir;
@@ -180,9 +180,6 @@ impl MemoryDir {
             return self.resolve_orphan(&target.file);
         }
         let index_file = &target.file;
-        if index_file != INDEX_FILE && !index_file.ends_with(&format!("/{INDEX_FILE}")) {
-            return Err(format!("{index_file}: not an index file"));
-        }
         let line_no = target
             .line
             .ok_or_else(|| format!("{index_file}: the finding has no line"))?;
@@ -190,6 +187,10 @@ impl MemoryDir {
             .read_disk(index_file)
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("{index_file}: no longer exists"))?;
+        // A topic index lists entries as the index does: its dangling lines are fixed alike.
+        if !index::is_index_file(index_file) && !index::is_topic_index(index_file, &raw) {
+            return Err(format!("{index_file}: not an index file"));
+        }
         let line = raw
             .lines()
             .nth(line_no.wrapping_sub(1))

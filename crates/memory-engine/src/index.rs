@@ -472,6 +472,38 @@ pub fn is_index_file(file: &str) -> bool {
     file == INDEX_FILE || file.ends_with(&format!("/{INDEX_FILE}"))
 }
 
+/// The name of a topic index: a topic file, next to its `MEMORY.md`, that lists entries moved out
+/// of the index to keep it within its caps (`index-project.md`), linked from the index. Claude
+/// Code reads it as any other memory; Engram counts the files it lists as indexed.
+pub const TOPIC_INDEX_PREFIX: &str = "index-";
+
+/// Whether the topic file `rel` with `text` is a topic index: named `index-….md`, and its body
+/// only entry lines, headings and blank lines, at least one entry. (A memory that happens to be
+/// named so but says something else is a memory.)
+pub fn is_topic_index(rel: &str, text: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if !(name.starts_with(TOPIC_INDEX_PREFIX) && name.ends_with(".md")) {
+        return false;
+    }
+    let body = frontmatter::parse_document(text).body;
+    let mut entries = 0;
+    for line in body.lines() {
+        let line = line.trim();
+        if parse_entry_line(line).is_some() {
+            entries += 1;
+        } else if !(line.is_empty() || line.starts_with('#')) {
+            return false;
+        }
+    }
+    entries > 0
+}
+
+/// The topic index for entries of `memory_type` (`index-other.md` for those without one).
+pub fn topic_index_name(memory_type: Option<MemoryType>) -> String {
+    let kind = memory_type.map_or("other", |t| t.as_str());
+    format!("{TOPIC_INDEX_PREFIX}{kind}.md")
+}
+
 /// Replays the edit that turned `before` into `after` onto `current`, what the disk holds now —
 /// so an index that someone else (Claude Code, a person, another Engram) changed meanwhile keeps
 /// their lines *and* gets ours, as `MEMORY.md`'s many writers need. Entry lines are matched by

@@ -4,7 +4,7 @@
 //! | rule | severity | what |
 //! |---|---|---|
 //! | `dangling-pointer` | error | an index entry links to a file that does not exist |
-//! | `orphan-file` | warning | a topic file no index entry links to (Claude Code never sees it unless recall picks it) |
+//! | `orphan-file` | warning | a topic file no index entry links to, directly or through a topic index the index links to (`index-….md`, see `index::is_topic_index`): Claude Code never sees it unless recall picks it |
 //! | `bad-frontmatter` | error | no frontmatter, not closed within the first 30 lines, or not YAML even after Claude Code's auto-quoting retry: Claude Code sees no metadata |
 //! | `missing-description` | warning | no `description`: the file still loads, but recall selects memories by their description, so it will hardly ever be recalled |
 //! | `unknown-type` | warning | a `type` other than user, feedback, project, reference (read as no type) |
@@ -183,7 +183,14 @@ fn lint_indexes(
             findings.push(finding);
         }
         let raw = String::from_utf8_lossy(&bytes);
-        let linked = lint_index(root, &listed, dir, &rel, &raw, &mut findings);
+        let mut linked = lint_index(root, &listed, dir, &rel, &raw, &mut findings);
+        linked.extend(topic_index_links(
+            root,
+            &listed,
+            dir,
+            &linked,
+            &mut findings,
+        ));
         indexes.insert(dir.to_owned(), Some(linked));
     }
     (findings, indexes)
@@ -360,6 +367,45 @@ fn lint_index(
     linked
 }
 
+/// The files listed in the topic indexes (`index-….md` next to the index) that the index in
+/// `dir` links to: indexed through them. Their dangling entries are reported.
+fn topic_index_links(
+    root: &Path,
+    listed: &HashSet<&str>,
+    dir: &str,
+    linked: &HashSet<String>,
+    findings: &mut Vec<Finding>,
+) -> Vec<String> {
+    let mut through = Vec::new();
+    for topic_index in linked.iter().filter(|t| parent_of(t) == dir) {
+        let Ok(text) = crate::disk::read_text(&root.join(topic_index)) else {
+            continue;
+        };
+        if !index::is_topic_index(topic_index, &text) {
+            continue;
+        }
+        for entry in index::parse_entries(&text) {
+            let target = join_rel(dir, &entry.file);
+            let exists = index::link_stays_inside(&entry.file)
+                && (listed.contains(target.as_str()) || root.join(&target).is_file());
+            if !exists {
+                findings.push(finding(
+                    DANGLING_POINTER,
+                    Severity::Error,
+                    topic_index,
+                    Some(entry.line),
+                    format!(
+                        "entry \"{}\" links to {}, which does not exist",
+                        entry.title, entry.file
+                    ),
+                ));
+            }
+            through.push(target);
+        }
+    }
+    through
+}
+
 /// The frontmatter rules of a topic file.
 fn lint_frontmatter(rel: &str, text: &str, fm: &Frontmatter, findings: &mut Vec<Finding>) {
     let problem = match &fm.status {
@@ -503,6 +549,43 @@ mod tests {
         orphans.sort();
         assert_eq!(orphans, ["hook-test.md", "prefers-tabs-default.md"]);
         assert_eq!(v330.findings.len(), 2, "{:#?}", v330.findings);
+    }
+
+    #[test]
+    fn files_a_linked_topic_index_lists_are_indexed_and_its_dangling_lines_reported() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        write(
+            tmp.path(),
+            "MEMORY.md",
+            "- [Older project memories](index-project.md) — moved out\n- [Notes](index-notes.md) — notes\n",
+        );
+        write(
+            tmp.path(),
+            "index-project.md",
+            "---\nname: Older project memories\ndescription: moved out\ntype: project\n---\n\n- [A](a.md) — a\n- [Gone](gone.md) — was here\n",
+        );
+        // Named like one, but a memory: what it links to is not indexed through it.
+        write(
+            tmp.path(),
+            "index-notes.md",
+            &memory(
+                "notes",
+                "Notes",
+                "See [B](b.md) for the details.\n- [C](c.md)",
+            ),
+        );
+        for name in ["a", "b", "c"] {
+            write(tmp.path(), &format!("{name}.md"), &memory(name, name, name));
+        }
+        let report = lint_dir(tmp.path()).expect("lint");
+        assert_eq!(
+            summary(&report),
+            [
+                (ORPHAN_FILE, "b.md".to_string(), None),
+                (ORPHAN_FILE, "c.md".to_string(), None),
+                (DANGLING_POINTER, "index-project.md".to_string(), Some(8)),
+            ]
+        );
     }
 
     #[test]

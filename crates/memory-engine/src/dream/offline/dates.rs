@@ -58,7 +58,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     pub(super) fn make_dates_absolute(&mut self) -> Result<()> {
         let mut dated = Vec::new();
         let mut left: Vec<String> = Vec::new();
-        for i in self.live() {
+        for i in self.live_memories() {
             let rel = self.files[i].rel.clone();
             let Some(text) = self.set.read(&rel)? else {
                 continue;
@@ -102,8 +102,12 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             self.protect(i);
             dated.push(rel);
         }
-        let indexes: Vec<String> = self.indexes.iter().cloned().collect();
-        for index_file in indexes {
+        let listings: Vec<String> = self
+            .indexes
+            .iter()
+            .flat_map(|index_file| self.listing_files(index_file))
+            .collect();
+        for index_file in listings {
             if let Some(rel) = self.date_index_lines(&index_file, &mut left)? {
                 dated.push(rel);
             }

@@ -8,7 +8,7 @@ use chrono::TimeZone;
 use regex::Regex;
 
 use super::dates::rewrite_relative_dates;
-use super::index::{repoint, IndexEdits};
+use super::index::IndexEdits;
 use super::markdown::{closes_fence, fence_marker, is_heading, is_list_item, list_marker_len};
 use super::{names, plural, Planner};
 use crate::embed::{cosine, Embedder};
@@ -35,6 +35,9 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     pub(super) fn remove_exact_duplicates(&mut self) -> Result<()> {
         let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
         for (i, file) in self.files.iter().enumerate() {
+            if file.topic_index {
+                continue;
+            }
             let Some(text) = self.set.read(&file.rel)? else {
                 continue;
             };
@@ -60,9 +63,8 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 self.protect(other);
                 let (from, to) = (&self.files[other].link, &self.files[survivor].link);
                 let note = format!("move the entry of exact duplicate {from} to {to}");
-                edits.edit(&self.set, &self.files[other].index, &note, |raw| {
-                    repoint(raw, from, to)
-                })?;
+                let listing = self.listing_files(&self.files[other].index);
+                edits.repoint(&self.set, &listing, from, to, &note)?;
                 removed.push(self.files[other].rel.clone());
             }
             let survivor = &self.files[survivor];
@@ -107,7 +109,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     /// Step 2.
     pub(super) fn merge_near_duplicates(&mut self) -> Result<()> {
         let mut by_index: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for i in self.live() {
+        for i in self.live_memories() {
             by_index
                 .entry(self.files[i].index.clone())
                 .or_default()
@@ -270,9 +272,8 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             self.protect(other);
             let (from, to) = (&self.files[other].link, &self.files[survivor].link);
             let note = format!("move the entry of merged {from} to {to}");
-            edits.edit(&self.set, &self.files[other].index, &note, |raw| {
-                repoint(raw, from, to)
-            })?;
+            let listing = self.listing_files(&self.files[other].index);
+            edits.repoint(&self.set, &listing, from, to, &note)?;
         }
         let survivor = &self.files[survivor];
         self.notes.push(format!(

@@ -2,6 +2,7 @@
 //! lines), then laid out under its caps (see the module docs of [`super`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
 
 use chrono::TimeZone;
 
@@ -13,6 +14,7 @@ use crate::fix::file_stem;
 use crate::frontmatter;
 use crate::index::{self, IndexEntry, MAX_ENTRY_CHARS, MAX_INDEX_BYTES, MAX_INDEX_LINES};
 use crate::lint::{Severity, INDEX_TOO_LARGE, INDEX_TOO_LONG, LONG_INDEX_LINE};
+use crate::memory_type::MemoryType;
 use crate::scan::SCAN_LINE_LIMIT;
 
 impl<Tz: TimeZone> Planner<'_, Tz> {
@@ -20,9 +22,14 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     pub(super) fn repair_indexes(&mut self) -> Result<()> {
         let indexes: Vec<String> = self.indexes.iter().cloned().collect();
         for index_file in indexes {
+            let dir = index::parent_of(&index_file).to_owned();
+            // Topic indexes first: one left with no entry goes, and then so does its line.
+            let mut linked_through = BTreeSet::new();
+            for topic_index in self.listing_files(&index_file).into_iter().skip(1) {
+                linked_through.extend(self.repair_topic_index(&dir, &topic_index)?);
+            }
             let current = self.set.read(&index_file)?;
             let mut raw = current.clone().unwrap_or_default();
-            let dir = index::parent_of(&index_file).to_owned();
             let mut done = Vec::new();
 
             let mut missing: Vec<String> = Vec::new();
@@ -55,6 +62,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 .into_iter()
                 .map(|e| e.file)
                 .collect();
+            linked.extend(linked_through);
             for i in self.live() {
                 let file = &self.files[i];
                 if file.index != index_file || linked.contains(&file.link) {
@@ -88,6 +96,39 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             }
         }
         Ok(())
+    }
+
+    /// Removes the lines of `topic_index` (in `dir`) linking to missing files, deleting it when
+    /// no entry is left; returns the links it still holds.
+    fn repair_topic_index(&mut self, dir: &str, topic_index: &str) -> Result<Vec<String>> {
+        let Some(raw) = self.set.read(topic_index)? else {
+            return Ok(Vec::new());
+        };
+        let mut kept = Vec::new();
+        let mut missing = Vec::new();
+        for entry in index::parse_entries(&raw) {
+            if self.link_exists(dir, &entry.file) {
+                kept.push(entry.file);
+            } else if !missing.contains(&entry.file) {
+                missing.push(entry.file);
+            }
+        }
+        if missing.is_empty() {
+            return Ok(kept);
+        }
+        let reason = format!("remove the lines linking to missing {}", names(&missing));
+        if kept.is_empty() {
+            self.set
+                .stage_delete(topic_index, &format!("{reason}: no entry left"))?;
+        } else {
+            let mut text = raw;
+            for link in &missing {
+                text = index::remove_entry(&text, link).0;
+            }
+            self.set.stage_write(topic_index, text, &reason)?;
+        }
+        self.notes.push(format!("{topic_index}: {reason}"));
+        Ok(kept)
     }
 
     /// Entry lines of `raw` over [`MAX_ENTRY_CHARS`] rewritten in the canonical form (as the
@@ -152,6 +193,14 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                     text = dropped;
                 }
             }
+            // Too many lines: only moving entries out helps, and it may be enough for the size
+            // too, so hooks are not shortened for nothing.
+            if index::load_index_text(&text).lines > MAX_INDEX_LINES {
+                let (moved, notes) =
+                    self.move_oldest_entries(&index_file, &text, |l| l.lines <= MAX_INDEX_LINES)?;
+                done.extend(notes);
+                text = moved;
+            }
             for max in [120, 100, 80, 60, 40] {
                 if index::load_index_text(&text).bytes <= MAX_INDEX_BYTES {
                     break;
@@ -161,6 +210,12 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                     done.push(format!("shorten entries to {max} characters"));
                     text = shorter;
                 }
+            }
+            if over_caps(&index::load_index_text(&text)) {
+                let (moved, notes) =
+                    self.move_oldest_entries(&index_file, &text, |l| !over_caps(l))?;
+                done.extend(notes);
+                text = moved;
             }
             let after = index::load_index_text(&text);
             if text != raw {
@@ -183,7 +238,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                     &index_file,
                     Some(MAX_INDEX_LINES + 1),
                     format!(
-                        "{} lines (limit: {MAX_INDEX_LINES}) even without blank lines; every entry was kept: merge or move entries by hand",
+                        "{} lines (limit: {MAX_INDEX_LINES}) even without blank lines and with older project and reference entries moved; every entry was kept: merge or move entries by hand",
                         after.lines
                     ),
                 );
@@ -195,7 +250,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                     &index_file,
                     after.cut_from_line,
                     format!(
-                        "{} (limit: {}) even with shortened entries; every entry was kept: merge or move entries by hand",
+                        "{} (limit: {}) even with shortened entries and older project and reference entries moved; every entry was kept: merge or move entries by hand",
                         index::format_file_size(after.bytes),
                         index::format_file_size(MAX_INDEX_BYTES)
                     ),
@@ -204,6 +259,124 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         }
         Ok(())
     }
+}
+
+impl<Tz: TimeZone> Planner<'_, Tz> {
+    /// The index text `raw` of `index_file` with its oldest entries moved into topic indexes
+    /// beside it until it `fits`, and what was moved, for the reason. One type at a time,
+    /// the type with the most entries first (project, reference or none — never a `user` or
+    /// `feedback` memory's entry, which Claude Code must always see); each type's entries go to
+    /// its topic index (`index-project.md`, see `index::is_topic_index`), created or extended
+    /// and linked from the index under the type's section, so every entry stays reachable.
+    fn move_oldest_entries(
+        &mut self,
+        index_file: &str,
+        raw: &str,
+        fits: impl Fn(&index::LoadedIndex) -> bool,
+    ) -> Result<(String, Vec<String>)> {
+        let dir = index::parent_of(index_file).to_owned();
+        let memories: BTreeMap<String, usize> = self
+            .live_memories()
+            .into_iter()
+            .filter(|&i| self.files[i].index == index_file)
+            .map(|i| (self.files[i].rel.clone(), i))
+            .collect();
+        let lines: Vec<&str> = raw.lines().collect();
+        let mut by_type: BTreeMap<Option<MemoryType>, Vec<(SystemTime, String, String)>> =
+            BTreeMap::new();
+        for entry in index::parse_entries(raw) {
+            let Some(&i) = memories.get(&index::join_rel(&dir, &entry.file)) else {
+                continue;
+            };
+            let file = &self.files[i];
+            if matches!(
+                file.memory_type,
+                Some(MemoryType::User | MemoryType::Feedback)
+            ) {
+                continue;
+            }
+            let line = lines.get(entry.line - 1).copied().unwrap_or_default();
+            by_type.entry(file.memory_type).or_default().push((
+                file.mtime,
+                entry.file,
+                line.trim_end_matches('\r').to_owned(),
+            ));
+        }
+        let mut types: Vec<_> = by_type.into_iter().collect();
+        // Most entries first; on a tie, project memories (which go stale) before references.
+        types.sort_by_key(|(memory_type, entries)| {
+            let rank = match memory_type {
+                Some(MemoryType::Project) => 0,
+                Some(MemoryType::Reference) => 1,
+                _ => 2,
+            };
+            (std::cmp::Reverse(entries.len()), rank)
+        });
+
+        let mut text = raw.to_owned();
+        let mut notes = Vec::new();
+        for (memory_type, mut entries) in types {
+            if fits(&index::load_index_text(&text)) {
+                break;
+            }
+            let name = index::topic_index_name(memory_type);
+            let topic_rel = index::join_rel(&dir, &name);
+            let existing = self.set.read(&topic_rel)?;
+            // A memory that happens to bear the name is no topic index: leave it, skip the type.
+            if existing
+                .as_deref()
+                .is_some_and(|t| !index::is_topic_index(&topic_rel, t))
+            {
+                continue;
+            }
+            let kind = memory_type.map_or("untyped", MemoryType::as_str);
+            let title = format!("Older {kind} memories");
+            let mut topic = existing.unwrap_or_else(|| new_topic_index(&title, memory_type));
+            if !index::parse_entries(&text).iter().any(|e| e.file == name) {
+                let hook = format!("{kind} entries moved out of {}", index::INDEX_FILE);
+                let line = index::entry_line(&title, &name, &hook);
+                text = index::upsert_entry(&text, &name, &line, memory_type);
+            }
+            entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+            let mut moved = Vec::new();
+            for (_, link, line) in entries {
+                if fits(&index::load_index_text(&text)) {
+                    break;
+                }
+                text = index::remove_entry(&text, &link).0;
+                if !topic.ends_with('\n') {
+                    topic.push('\n');
+                }
+                topic.push_str(&line);
+                topic.push('\n');
+                moved.push(link);
+            }
+            let reason = format!(
+                "the oldest {kind} entries of {index_file}, moved here to keep the index within its caps; linked from it"
+            );
+            self.set.stage_write(&topic_rel, topic, &reason)?;
+            notes.push(format!(
+                "move the {} oldest {kind} {} to {name}",
+                moved.len(),
+                plural(moved.len(), "entry", "entries")
+            ));
+        }
+        Ok((text, notes))
+    }
+}
+
+/// A new topic index: frontmatter Claude Code reads like any memory's, then the entries.
+fn new_topic_index(title: &str, memory_type: Option<MemoryType>) -> String {
+    let description = format!(
+        "Entries moved out of {} to keep it within its caps, oldest first: one line per memory",
+        index::INDEX_FILE
+    );
+    let type_line = memory_type.map_or(String::new(), |t| format!("type: {}\n", t.as_str()));
+    format!(
+        "---\nname: {}\ndescription: {}\n{type_line}---\n\n",
+        frontmatter::yaml_scalar(title),
+        frontmatter::yaml_scalar(&description)
+    )
 }
 
 /// Index texts edited by one step, staged together at its end: one change (and one reason) per
@@ -221,10 +394,7 @@ impl IndexEdits {
         note: &str,
         edit: impl FnOnce(&str) -> String,
     ) -> Result<()> {
-        if !self.0.contains_key(file) {
-            let raw = set.peek(file)?.unwrap_or_default();
-            self.0.insert(file.to_owned(), (raw, Vec::new()));
-        }
+        self.load(set, file)?;
         if let Some((raw, notes)) = self.0.get_mut(file) {
             let edited = edit(raw);
             if edited != *raw {
@@ -235,6 +405,45 @@ impl IndexEdits {
             }
         }
         Ok(())
+    }
+
+    /// Points the entry lines of `from` at `to` across `files` (an index and its topic indexes):
+    /// the first line found keeps its wording where it is and every other line of `from` goes —
+    /// all of them when one of the files already lists `to`.
+    pub(super) fn repoint(
+        &mut self,
+        set: &ChangeSet,
+        files: &[String],
+        from: &str,
+        to: &str,
+        note: &str,
+    ) -> Result<()> {
+        let lists =
+            |raw: &str, link: &str| index::parse_entries(raw).iter().any(|e| e.file == link);
+        let mut placed = false;
+        for file in files {
+            placed |= lists(self.load(set, file)?, to);
+        }
+        for file in files {
+            self.edit(set, file, note, |raw| {
+                if !placed && lists(raw, from) {
+                    placed = true;
+                    repoint(raw, from, to)
+                } else {
+                    index::remove_entry(raw, from).0
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `file`'s text as edited so far, read from `set` the first time.
+    fn load(&mut self, set: &ChangeSet, file: &str) -> Result<&str> {
+        if !self.0.contains_key(file) {
+            let raw = set.peek(file)?.unwrap_or_default();
+            self.0.insert(file.to_owned(), (raw, Vec::new()));
+        }
+        Ok(self.0.get(file).map_or("", |(raw, _)| raw.as_str()))
     }
 
     pub(super) fn stage(self, set: &mut ChangeSet) -> Result<()> {
@@ -249,7 +458,7 @@ impl IndexEdits {
 
 /// `raw` with the entry lines of `from` pointing at `to`: the first keeps its title and hook
 /// (someone's wording), the others go — and all go when `to` already has a line.
-pub(super) fn repoint(raw: &str, from: &str, to: &str) -> String {
+fn repoint(raw: &str, from: &str, to: &str) -> String {
     let entries = index::parse_entries(raw);
     let Some(entry) = entries.iter().find(|e| e.file == from) else {
         return raw.to_owned();
@@ -366,32 +575,168 @@ fn shorten_entries(raw: &str, max: usize) -> String {
 mod tests {
     use super::super::tests::{memory, plan, write_at};
     use super::*;
+    use crate::actor::Actor;
     use crate::index::INDEX_FILE;
+    use crate::lint::{DANGLING_POINTER, ORPHAN_FILE};
     use crate::testing::fixtures::{TempMemoryDir, Xorshift};
 
-    #[test]
-    fn an_index_over_its_caps_is_shortened_but_never_loses_an_entry() {
+    /// A dir of `count` memories (types in turn: 1 user, 1 feedback, 5 project, 2 reference, or
+    /// all `only`), each written on its own day, indexed with long hooks and blank-line runs.
+    fn crowded_dir(count: usize, only: Option<&str>) -> (TempMemoryDir, String) {
         let fx = TempMemoryDir::new("memory");
         let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
+        let cycle = [
+            "user",
+            "feedback",
+            "project",
+            "project",
+            "project",
+            "project",
+            "project",
+            "reference",
+            "reference",
+        ];
         let mut index = String::from("# Memory\n\n");
-        for i in 0..205 {
-            let file = format!("project_{i:03}.md");
+        for i in 0..count {
+            let kind = only.unwrap_or(cycle[i % cycle.len()]);
+            let file = format!("{kind}_{i:03}.md");
             let description = format!("note {i} about {}", rng.words(3));
+            let day = format!("2026-{:02}-{:02}", 1 + i / 28 % 10, 1 + i % 28);
             write_at(
                 &fx,
                 &file,
-                &memory(&format!("n{i}"), &description, "project", &rng.words(40)),
-                "2026-06-01",
+                &memory(&format!("n{i}"), &description, kind, &rng.words(40)),
+                &day,
             );
             index.push_str(&format!(
                 "- [Note {i}]({file}) — {description}, {}\n",
-                "and more detail than an index needs ".repeat(3)
+                "and more detail than an index needs ".repeat(2)
             ));
+            if i % 10 == 9 {
+                index.push_str("\n\n");
+            }
         }
         fx.write("MEMORY.md", &index);
+        (fx, index)
+    }
+
+    /// The topic files reachable from `MEMORY.md`: linked from it, or from a topic index it
+    /// links to.
+    fn reachable(fx: &TempMemoryDir) -> BTreeSet<String> {
+        let index = fx.read(INDEX_FILE).expect("index");
+        let mut found = BTreeSet::new();
+        for entry in index::parse_entries(&index) {
+            if let Some(text) = fx.read(&entry.file) {
+                if index::is_topic_index(&entry.file, &text) {
+                    found.extend(index::parse_entries(&text).into_iter().map(|e| e.file));
+                }
+            }
+            found.insert(entry.file);
+        }
+        found
+    }
+
+    #[test]
+    fn an_index_over_its_caps_moves_its_oldest_entries_out_and_every_memory_stays_reachable() {
+        let (fx, index) = crowded_dir(260, None);
         let before = index::load_index_text(&index);
         assert!(before.lines > MAX_INDEX_LINES && before.bytes > MAX_INDEX_BYTES);
+        let memories: BTreeSet<String> = index::parse_entries(&index)
+            .into_iter()
+            .map(|e| e.file)
+            .collect();
 
+        let dream = plan(&fx);
+        assert!(dream.flagged.is_empty(), "{}", dream.summary);
+        assert!(
+            dream.protected_files.is_empty(),
+            "nothing of a user or feedback memory is touched: {}",
+            dream.summary
+        );
+        let touched: BTreeSet<&str> = dream
+            .changes
+            .changes
+            .iter()
+            .map(|c| c.file.as_str())
+            .collect();
+        assert_eq!(
+            touched,
+            BTreeSet::from([INDEX_FILE, "index-project.md"]),
+            "{}",
+            dream.summary
+        );
+        let report = fx
+            .engine
+            .apply_change_set(&dream.changes, Actor::Dream)
+            .expect("apply");
+        assert!(report.all_applied(), "{report:?}");
+
+        let after = fx.read(INDEX_FILE).expect("index");
+        let loaded = index::load_index_text(&after);
+        assert!(
+            loaded.lines <= MAX_INDEX_LINES && loaded.bytes <= MAX_INDEX_BYTES && !loaded.truncated,
+            "{} lines, {} units",
+            loaded.lines,
+            loaded.bytes
+        );
+        let reachable = reachable(&fx);
+        let lost: Vec<&String> = memories.difference(&reachable).collect();
+        assert!(lost.is_empty(), "unreachable after the dream: {lost:?}");
+        let direct: BTreeSet<String> = index::parse_entries(&after)
+            .into_iter()
+            .map(|e| e.file)
+            .collect();
+        for file in &memories {
+            if file.starts_with("user_") || file.starts_with("feedback_") {
+                assert!(
+                    direct.contains(file),
+                    "{file} must stay in MEMORY.md itself"
+                );
+            }
+        }
+        let topic = fx.read("index-project.md").expect("topic index");
+        assert!(
+            topic.starts_with("---\nname: Older project memories\n")
+                && topic.contains("\ntype: project\n"),
+            "{topic}"
+        );
+        let moved: Vec<String> = index::parse_entries(&topic)
+            .into_iter()
+            .map(|e| e.file)
+            .collect();
+        assert_eq!(
+            moved.first().map(String::as_str),
+            Some("project_002.md"),
+            "oldest first"
+        );
+        assert!(
+            after.contains("- [Older project memories](index-project.md) — project entries moved out of MEMORY.md\n"),
+            "{after}"
+        );
+        let lint = fx.dir.lint().expect("lint");
+        for rule in [
+            ORPHAN_FILE,
+            DANGLING_POINTER,
+            INDEX_TOO_LONG,
+            INDEX_TOO_LARGE,
+        ] {
+            assert_eq!(
+                lint.by_rule(rule).count(),
+                0,
+                "{rule}: {:#?}",
+                lint.findings
+            );
+        }
+        assert!(
+            plan(&fx).changes.is_empty(),
+            "a second dream finds nothing to do: {}",
+            plan(&fx).summary
+        );
+    }
+
+    #[test]
+    fn an_index_of_user_memories_over_its_caps_keeps_every_entry_and_is_flagged() {
+        let (fx, index) = crowded_dir(205, Some("feedback"));
         let dream = plan(&fx);
         let after = dream
             .changes

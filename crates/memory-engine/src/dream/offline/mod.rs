@@ -27,8 +27,14 @@
 //!    reads the disk): lines linking to missing files removed, orphans indexed (under their
 //!    type's section), entries over 150 characters rewritten as `- [Title](file) — hook`.
 //! 5. **The index laid out under its caps** (200 lines, 25,000 UTF-16 units): only when over
-//!    them — blank-line runs collapsed, then blank lines dropped, then hooks shortened. Headings
-//!    and intro lines stay, and no entry is ever dropped: an index still over is flagged.
+//!    them — blank-line runs collapsed, then blank lines dropped; still too many lines, the
+//!    oldest entries of one type at a time (the type with the most first; never a `user` or
+//!    `feedback` memory's, which Claude Code must always see) move into that type's topic index
+//!    beside it (`index-project.md`, linked from the index, see `index::is_topic_index`); then
+//!    hooks shortened, then more entries moved while it is still too large. Headings and intro
+//!    lines stay, and no entry is ever dropped: every memory stays reachable from the index,
+//!    directly or through its topic index, and an index still over is flagged. Topic indexes
+//!    are never merged or dated as memories; their dangling lines go in step 4.
 //! 6. **Likely secrets** (`secrets.rs`) in the resulting files are flagged, never changed.
 //! 7. **Protection** — a change that deletes or rewrites the body of a `user` or `feedback`
 //!    memory is planned like any other but listed in [`OfflineDream::protected_files`], so it is
@@ -148,6 +154,8 @@ struct TopicFile {
     link: String,
     /// The session that wrote it (`originSessionId`), when that is a plain session id.
     origin_session: Option<String>,
+    /// A topic index next to its `MEMORY.md` (`index::is_topic_index`): entries, not a memory.
+    topic_index: bool,
 }
 
 struct Planner<'a, Tz: TimeZone> {
@@ -219,7 +227,10 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
             let (index, link) = governing_index(root, &file.rel);
             planner.indexes.insert(index.clone());
             let frontmatter = frontmatter::parse_document(&text).frontmatter;
+            let topic_index = crate::index::is_topic_index(&file.rel, &text)
+                && parent_of(&file.rel) == parent_of(&index);
             planner.files.push(TopicFile {
+                topic_index,
                 memory_type: frontmatter.memory_type,
                 rel: file.rel,
                 mtime: file.mtime,
@@ -280,6 +291,26 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
         (0..self.files.len())
             .filter(|&i| self.set.staged_content(&self.files[i].rel) != Some(None))
             .collect()
+    }
+
+    /// [`Planner::live`] without topic indexes: the memories.
+    fn live_memories(&self) -> Vec<usize> {
+        self.live()
+            .into_iter()
+            .filter(|&i| !self.files[i].topic_index)
+            .collect()
+    }
+
+    /// `index_file` and the topic indexes beside it, the files that list its dir's memories.
+    fn listing_files(&self, index_file: &str) -> Vec<String> {
+        let mut files = vec![index_file.to_owned()];
+        files.extend(
+            self.live()
+                .into_iter()
+                .filter(|&i| self.files[i].topic_index && self.files[i].index == index_file)
+                .map(|i| self.files[i].rel.clone()),
+        );
+        files
     }
 
     /// `members` newest first (mtime), ties in path order.
