@@ -646,9 +646,219 @@ fn set_nested_type(lines: &mut [Cow<'_, str>], value: &str, eol: &str) -> bool {
     false
 }
 
+/// What [`repair`] makes of a file's frontmatter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// Claude Code reads it as it is (valid, or valid after its own auto-quoting retry).
+    Sound,
+    /// Broken, with one obvious fix: the whole file fixed, and what was done.
+    Fixed { text: String, what: String },
+    /// Broken, and no fix is certain: why, for a person.
+    NeedsPerson(String),
+}
+
+/// A broken frontmatter block fixed when the fix is unambiguous — a quoted value whose closing
+/// quote is missing gets it at the end of its line; a block never closed is closed before its
+/// first blank line or Markdown heading — and only when the result parses. Nothing is ever
+/// added that was not there: no name, no description, and never a guessed type. Other line
+/// endings and a BOM are kept.
+pub fn repair(text: &str) -> Repair {
+    let frontmatter = parse_document(text).frontmatter;
+    match frontmatter.status {
+        FrontmatterStatus::Valid | FrontmatterStatus::Repaired => Repair::Sound,
+        FrontmatterStatus::Missing => Repair::NeedsPerson(
+            "no frontmatter: it needs a name, a description and a type, which only a person can give"
+                .to_owned(),
+        ),
+        FrontmatterStatus::Unclosed => close_block(text),
+        // A block whose fence is missing runs on to the next `---` (a rule in the body): the
+        // same fix as an unclosed one.
+        FrontmatterStatus::Malformed { message } => close_quotes(text)
+            .or_else(|| Some(close_block(text)).filter(|r| matches!(r, Repair::Fixed { .. })))
+            .unwrap_or_else(|| {
+                Repair::NeedsPerson(format!(
+                    "frontmatter is not valid YAML ({message}); no certain fix"
+                ))
+            }),
+    }
+}
+
+/// Whether `text` reads as sound frontmatter with at least one field Claude Code uses.
+fn sound_with_fields(text: &str) -> bool {
+    let frontmatter = parse_document(text).frontmatter;
+    !frontmatter.status.is_unusable()
+        && (frontmatter.name.is_some()
+            || frontmatter.description.is_some()
+            || frontmatter.raw_type.is_some())
+}
+
+/// The block closed before its first blank line or heading, when what comes before it is
+/// `key: value` lines that parse.
+fn close_block(text: &str) -> Repair {
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut offset = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if number > 0 && (content.trim().is_empty() || content.trim_start().starts_with('#')) {
+            if number == 1 {
+                break;
+            }
+            let fixed = format!("{}---{eol}{}", &text[..offset], &text[offset..]);
+            return if sound_with_fields(&fixed) {
+                Repair::Fixed {
+                    text: fixed,
+                    what: format!(
+                        "close the frontmatter before line {} (its first blank line or heading)",
+                        number + 1
+                    ),
+                }
+            } else {
+                Repair::NeedsPerson(format!(
+                    "frontmatter is never closed, and closing it before line {} does not make it valid",
+                    number + 1
+                ))
+            };
+        }
+        offset += line.len();
+    }
+    Repair::NeedsPerson(
+        "frontmatter is never closed, and no blank line or heading says where it ends".to_owned(),
+    )
+}
+
+/// Each `key: "value` (or `'value`) line of the block whose quote never closes, closed at the
+/// end of its line — when that makes the block parse.
+fn close_quotes(text: &str) -> Option<Repair> {
+    let mut fixed = String::with_capacity(text.len() + 4);
+    let mut closed = Vec::new();
+    let mut in_block = false;
+    let mut done = false;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let ending = &line[line.trim_end_matches(['\n', '\r']).len()..];
+        let content = &line[..line.len() - ending.len()];
+        let fence = content.trim_start_matches('\u{feff}').trim_end() == "---";
+        if fence {
+            if in_block {
+                done = true;
+            }
+            in_block = !done;
+        } else if in_block {
+            if let Some(key) = unterminated_quote(content) {
+                let quote = content
+                    .trim_end()
+                    .chars()
+                    .find(|c| *c == '"' || *c == '\'')
+                    .unwrap_or('"');
+                fixed.push_str(content.trim_end());
+                fixed.push(quote);
+                fixed.push_str(ending);
+                closed.push(format!("`{key}` (line {})", number + 1));
+                continue;
+            }
+        }
+        fixed.push_str(line);
+    }
+    if closed.is_empty() || !sound_with_fields(&fixed) {
+        return None;
+    }
+    Some(Repair::Fixed {
+        text: fixed,
+        what: format!("close the quote of {}", closed.join(", ")),
+    })
+}
+
+/// The key of a `key: "value` line whose quoted value never closes on its line.
+fn unterminated_quote(line: &str) -> Option<&str> {
+    let colon = line.find(':')?;
+    let key = line[..colon].trim();
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let value = line[colon + 1..].trim();
+    let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = &value[1..];
+    let closes = match quote {
+        // An escaped quote (`\"`) does not close a double-quoted value.
+        '"' => {
+            let mut escaped = false;
+            inner.chars().any(|c| {
+                let closes = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                closes
+            })
+        }
+        // In single quotes, `''` is a quote: a lone one closes.
+        _ => inner.replace("''", "").contains('\''),
+    };
+    (!closes).then_some(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn broken_frontmatter_is_repaired_only_where_the_fix_is_certain() {
+        let fixed = |text: &str| match repair(text) {
+            Repair::Fixed { text, what } => (text, what),
+            other => panic!("{text:?}: {other:?}"),
+        };
+        let (text, what) = fixed(
+            "---\nname: deploys\ndescription: \"No deploys on Fridays\ntype: project\n---\n\nBody\n",
+        );
+        assert_eq!(
+            text,
+            "---\nname: deploys\ndescription: \"No deploys on Fridays\"\ntype: project\n---\n\nBody\n"
+        );
+        assert_eq!(what, "close the quote of `description` (line 3)");
+        let (text, _) = fixed("---\r\nname: 'it''s late\r\ntype: user\r\n---\r\nBody\r\n");
+        assert_eq!(
+            text, "---\r\nname: 'it''s late'\r\ntype: user\r\n---\r\nBody\r\n",
+            "CRLF kept"
+        );
+        let (text, what) = fixed(
+            "---\nname: Release train\ndescription: Releases leave main on alternate Tuesdays\ntype: project\n\nWe release every other Tuesday.\n---\nafter a rule\n",
+        );
+        assert!(
+            text.starts_with("---\nname: Release train\ndescription: Releases leave main on alternate Tuesdays\ntype: project\n---\n\nWe release"),
+            "{text}"
+        );
+        assert_eq!(
+            what,
+            "close the frontmatter before line 5 (its first blank line or heading)"
+        );
+        assert_eq!(
+            parse_document(&text).frontmatter.memory_type,
+            Some(MemoryType::Project)
+        );
+        let (text, _) = fixed("---\nname: x\ndescription: y\n# Heading\nbody\n");
+        assert_eq!(text, "---\nname: x\ndescription: y\n---\n# Heading\nbody\n");
+
+        for (text, why) in [
+            (
+                "---\nname: a\ndescription: \"Use the \"fast\" path\n---\nb\n",
+                "not valid YAML",
+            ),
+            ("---\nname: a\ndescription: b\n", "no blank line or heading"),
+            (
+                "---\nThis is prose, not YAML: it goes on\nand on\n\nbody\n",
+                "does not make it valid",
+            ),
+            ("no frontmatter at all\n", "only a person can give"),
+        ] {
+            match repair(text) {
+                Repair::NeedsPerson(message) => {
+                    assert!(message.contains(why), "{text:?}: {message}")
+                }
+                other => panic!("{text:?} must be left to a person: {other:?}"),
+            }
+        }
+        assert_eq!(repair("---\nname: a\ntype: user\n---\nb\n"), Repair::Sound);
+    }
     use crate::testing::fixtures::real_memory;
 
     #[test]

@@ -557,9 +557,10 @@ fn a_fifo_or_a_200_mb_lock_never_hangs_a_dream_command() {
     assert_eq!(status["blockedBy"], "disabled", "{status}");
 }
 
-/// Provider `local`: the offline dream also finds memories of one type that say the same thing
-/// in other words (the real all-MiniLM-L6-v2's vectors of name + description), merges them with
-/// every fact kept, and says which and how alike; offline, the same dir has nothing to merge.
+/// Provider `local`: the offline dream also finds memories that say the same thing in other words
+/// (the real all-MiniLM-L6-v2's vectors of their whole text, confirmed by the facts they share),
+/// merges them with every fact kept, and says which and how alike; offline, the facts alone do
+/// not make them duplicates, and the same dir has nothing to merge.
 #[test]
 fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
     let Some(models) = memory_engine::testing::fixtures::test_models_dir() else {
@@ -615,7 +616,7 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
     let (local, set) = dream("local");
     let summary = local["summary"].as_str().expect("summary");
     assert!(
-        summary.contains("alike in meaning") && summary.contains("feedback_no_db_mocks.md"),
+        summary.contains("alike: ") && summary.contains("feedback_no_db_mocks.md"),
         "{summary}"
     );
     let files = set["files"].as_array().expect("files");
@@ -638,7 +639,7 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
 
     let (offline, set) = dream("offline");
     let summary = offline["summary"].as_str().expect("summary");
-    assert!(!summary.contains("alike in meaning"), "{summary}");
+    assert!(!summary.contains("alike: "), "{summary}");
     assert!(
         set.is_null()
             || set["files"]

@@ -19,7 +19,7 @@
 //!
 //! The rewrite is idempotent: nothing it writes reads as a relative date again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -135,7 +135,8 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     }
 
     /// The relative dates of `index_file`'s entry lines, each made absolute from the day the
-    /// file it links to was written; the index's name when it changed.
+    /// file it links to was written, and of its other lines (notes written into the index)
+    /// from the index's own mtime; the index's name when it changed.
     fn date_index_lines(
         &mut self,
         index_file: &str,
@@ -154,15 +155,27 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             .map(|i| (self.files[i].rel.clone(), i))
             .collect();
         let mut dates = BTreeMap::new();
+        let mut entry_lines = BTreeSet::new();
         for entry in index::parse_entries(&raw) {
+            entry_lines.insert(entry.line);
             if let Some(&i) = live.get(&index::join_rel(&dir, &entry.file)) {
                 dates.insert(entry.line, self.written_on(i).date);
             }
         }
+        let own_date = std::fs::metadata(self.root.join(index_file))
+            .and_then(|m| m.modified())
+            .ok()
+            .map(|mtime| self.date_in_zone(mtime));
+        let skip = raw[..body_start(&raw).unwrap_or(0)].lines().count();
         let mut found = DateRewrite::default();
         let updated = rewrite_lines(&raw, |number, line| {
-            let Some(&date) = dates.get(&number) else {
-                return LineEdit::Keep;
+            let date = match dates.get(&number) {
+                Some(&date) => date,
+                None if number > skip && !entry_lines.contains(&number) => match own_date {
+                    Some(date) => date,
+                    None => return LineEdit::Keep,
+                },
+                None => return LineEdit::Keep,
             };
             let rewrite = rewrite_relative_dates(line, 0, date);
             let new = rewrite.text.clone();
@@ -201,6 +214,12 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             date: time.with_timezone(self.zone).date_naive(),
             by_session: by_session.is_some(),
         }
+    }
+
+    /// The day of `time` in the dream's time zone; a future time (clock skew) counts as now.
+    fn date_in_zone(&self, time: std::time::SystemTime) -> NaiveDate {
+        let time = DateTime::<Utc>::from(time.min(self.now));
+        time.with_timezone(self.zone).date_naive()
     }
 
     /// When the session named in file `i`'s frontmatter wrote it, if its transcript says.

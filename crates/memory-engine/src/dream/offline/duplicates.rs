@@ -1,7 +1,7 @@
 //! Steps 1 and 2 of the offline dream: exact duplicates removed, near-duplicates merged (see
 //! the module docs of [`super`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use chrono::TimeZone;
@@ -9,25 +9,18 @@ use regex::Regex;
 
 use super::dates::rewrite_relative_dates;
 use super::index::IndexEdits;
+use super::likeness::{stems, vector_text, verdict, Likeness, Rarity, Verdict, SUBJECT_VECTOR};
 use super::markdown::{closes_fence, fence_marker, is_heading, is_list_item, list_marker_len};
 use super::{names, plural, Planner};
-use crate::embed::{cosine, Embedder};
+use crate::embed::cosine;
 use crate::error::Result;
 use crate::frontmatter;
-use crate::index;
+use crate::index::{self, IndexEntry};
 use crate::lint::duplicates::{self, Candidate};
 use crate::lint::Finding;
-use crate::memory_type::MemoryType;
 use crate::scan::SCAN_LINE_LIMIT;
 
-/// Similarity (sentence vectors of name + description) from which two memories of one type are
-/// near-duplicates. all-MiniLM-L6-v2 puts restatements of one rule at 0.82–0.89 ("Don't mock the
-/// database in integration tests" / "Integration tests must hit a real database, not mocks":
-/// 0.89) and related but distinct memories of one project under 0.6. A merge keeps every fact of
-/// both files, and the change waits for review like every other, so two rules that differ in
-/// one word (0.94) end up side by side in one file, where a person sees them.
-pub const SEMANTIC_DUPLICATE_SIMILARITY: f32 = 0.8;
-/// The newest topic files of one type compared by meaning, pairwise (n² dot products).
+/// The newest memories of one index compared by their vectors, pairwise (n² dot products).
 const SEMANTIC_MAX_FILES: usize = 2000;
 
 impl<Tz: TimeZone> Planner<'_, Tz> {
@@ -106,8 +99,63 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         Ok(claims.into_iter().map(|(_, i)| i).collect())
     }
 
-    /// Step 2.
+    /// Step 2, second half: near-duplicates merged (see the module docs of [`super`]).
     pub(super) fn merge_near_duplicates(&mut self) -> Result<()> {
+        let mut edits = IndexEdits::default();
+        for members in self.memories_by_index() {
+            let mut candidates = Vec::with_capacity(members.len());
+            for &i in &members {
+                let text = self.set.read(&self.files[i].rel)?.unwrap_or_default();
+                candidates.push(Candidate::new(
+                    self.files[i].rel.clone(),
+                    duplicate_key(&text),
+                ));
+            }
+            let names: Vec<&str> = members
+                .iter()
+                .map(|&i| self.files[i].rel.as_str())
+                .collect();
+            let mut pairs: BTreeSet<(usize, usize)> = duplicates::find_duplicates(&candidates)
+                .iter()
+                .filter_map(|f| duplicate_pair(f, &names))
+                .map(|(a, b)| (a.min(b), a.max(b)))
+                .collect();
+            let comparison = self.compare(&members)?;
+            let mut found = Vec::new();
+            for (a, b) in comparison.candidate_pairs() {
+                let likeness = comparison.likeness(a, b);
+                let (older, newer) = self.older_newer(members[a], members[b]);
+                let (older, newer) = (comparison.position(older), comparison.position(newer));
+                match verdict(&likeness, comparison.text(older), comparison.text(newer)) {
+                    Verdict::Duplicate if pairs.insert((a, b)) => found.push((a, b, likeness)),
+                    // Told apart by the contradiction rule: never folded as if nothing changed.
+                    Verdict::Update { .. } | Verdict::PossiblyContradictory => {
+                        pairs.remove(&(a, b));
+                    }
+                    _ => {}
+                }
+            }
+            for (a, b, likeness) in found {
+                if pairs.contains(&(a, b)) {
+                    self.notes.push(format!(
+                        "alike: {} and {} ({})",
+                        self.files[members[a]].rel,
+                        self.files[members[b]].rel,
+                        likeness.describe()
+                    ));
+                }
+            }
+            let pairs: Vec<(usize, usize)> = pairs.into_iter().collect();
+            for cluster in clusters(members.len(), &pairs) {
+                let cluster: Vec<usize> = cluster.into_iter().map(|k| members[k]).collect();
+                self.merge_cluster(&cluster, &mut edits)?;
+            }
+        }
+        edits.stage(&mut self.set)
+    }
+
+    /// The live memories (topic indexes aside) of each index, in path order.
+    pub(super) fn memories_by_index(&self) -> Vec<Vec<usize>> {
         let mut by_index: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for i in self.live_memories() {
             by_index
@@ -115,100 +163,169 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 .or_default()
                 .push(i);
         }
-        let mut edits = IndexEdits::default();
-        for members in by_index.into_values() {
-            let mut candidates = Vec::with_capacity(members.len());
-            let mut ids = Vec::with_capacity(members.len());
-            for i in members {
-                let Some(text) = self.set.read(&self.files[i].rel)? else {
-                    continue;
-                };
-                candidates.push(Candidate::new(
-                    self.files[i].rel.clone(),
-                    duplicate_key(&text),
-                ));
-                ids.push(i);
-            }
-            let names: Vec<&str> = ids.iter().map(|&i| self.files[i].rel.as_str()).collect();
-            let mut pairs: Vec<(usize, usize)> = duplicates::find_duplicates(&candidates)
-                .iter()
-                .filter_map(|f| duplicate_pair(f, &names))
-                .collect();
-            if let Some(embedder) = self.embedder {
-                pairs.extend(self.same_meaning(embedder, &ids, &pairs)?);
-            }
-            for cluster in clusters(ids.len(), &pairs) {
-                let members: Vec<usize> = cluster.into_iter().map(|k| ids[k]).collect();
-                self.merge_cluster(&members, &mut edits)?;
-            }
-        }
-        edits.stage(&mut self.set)
+        by_index.into_values().collect()
     }
 
-    /// Pairs (indices into `ids`) of topic files of one type whose name and description are at
-    /// least [`SEMANTIC_DUPLICATE_SIMILARITY`] alike, beyond the `known` pairs; each noted with
-    /// its similarity. The newest [`SEMANTIC_MAX_FILES`] of each type are compared, pairwise.
-    fn same_meaning(
-        &mut self,
-        embedder: &dyn Embedder,
-        ids: &[usize],
-        known: &[(usize, usize)],
-    ) -> Result<Vec<(usize, usize)>> {
-        let mut texts = Vec::with_capacity(ids.len());
-        for &i in ids {
+    /// `a` and `b`, the one written earlier first (the day its words were written, then its
+    /// mtime, then its path).
+    pub(super) fn older_newer(&mut self, a: usize, b: usize) -> (usize, usize) {
+        let key = |planner: &mut Self, i: usize| {
+            let written = planner.written_on(i).date;
+            (
+                written,
+                planner.files[i].mtime,
+                std::cmp::Reverse(planner.files[i].rel.clone()),
+            )
+        };
+        if key(self, a) <= key(self, b) {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    /// What the likeness rules need of `members` (files of one index): their texts as staged,
+    /// and — when the dream has them — their vectors. An embedder that fails leaves the facts
+    /// alone to decide, and the summary says so.
+    pub(super) fn compare(&mut self, members: &[usize]) -> Result<Comparison> {
+        let mut texts = Vec::with_capacity(members.len());
+        for &i in members {
             let text = self.set.read(&self.files[i].rel)?.unwrap_or_default();
             let doc = frontmatter::parse_document_within(&text, Some(SCAN_LINE_LIMIT));
-            texts.push(crate::corpus::embedding_text_of(
-                doc.frontmatter.name.as_deref(),
-                &self.files[i].rel,
-                doc.frontmatter.description.as_deref(),
+            let name = doc
+                .frontmatter
+                .name
+                .unwrap_or_else(|| crate::fix::file_stem(&self.files[i].rel));
+            texts.push(vector_text(
+                &name,
+                doc.frontmatter.description.as_deref().unwrap_or(""),
                 &doc.body,
             ));
         }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = match embedder.embed(&refs) {
-            Ok(vectors) => vectors,
-            Err(e) => {
-                self.notes
-                    .push(format!("near-duplicates by meaning not searched: {e}"));
-                return Ok(Vec::new());
-            }
-        };
-        let mut by_type: BTreeMap<Option<MemoryType>, Vec<usize>> = BTreeMap::new();
-        for (k, &i) in ids.iter().enumerate() {
-            by_type
-                .entry(self.files[i].memory_type)
-                .or_default()
-                .push(k);
-        }
-        let mut found = Vec::new();
-        for mut members in by_type.into_values() {
-            members.sort_by_key(|&k| std::cmp::Reverse(self.files[ids[k]].mtime));
-            members.truncate(SEMANTIC_MAX_FILES);
-            members.sort_unstable();
-            for (n, &a) in members.iter().enumerate() {
-                for &b in &members[n + 1..] {
-                    let similarity = cosine(&vectors[a], &vectors[b]);
-                    if similarity >= SEMANTIC_DUPLICATE_SIMILARITY
-                        && !known.contains(&(a, b))
-                        && !known.contains(&(b, a))
-                    {
-                        self.notes.push(format!(
-                            "alike in meaning: {} and {} (similarity {similarity:.2})",
-                            self.files[ids[a]].rel, self.files[ids[b]].rel
-                        ));
-                        found.push((a, b));
+        let stems: Vec<BTreeSet<String>> = texts.iter().map(|t| stems(t)).collect();
+        let rarity = Rarity::new(&stems);
+        let mut vectors = None;
+        if let Some(embedder) = self.embedder {
+            // The newest, when there are too many to compare pairwise.
+            let mut newest: Vec<usize> = (0..members.len()).collect();
+            newest.sort_by_key(|&k| std::cmp::Reverse(self.files[members[k]].mtime));
+            newest.truncate(SEMANTIC_MAX_FILES);
+            let refs: Vec<&str> = newest.iter().map(|&k| texts[k].as_str()).collect();
+            match embedder.embed(&refs) {
+                Ok(computed) => {
+                    let mut all = vec![None; members.len()];
+                    for (k, vector) in newest.into_iter().zip(computed) {
+                        all[k] = Some(vector);
+                    }
+                    vectors = Some(all);
+                }
+                Err(e) => {
+                    let note = format!("vectors not used, the facts alone decided: {e}");
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
                     }
                 }
             }
         }
-        Ok(found)
+        Ok(Comparison {
+            members: members.to_vec(),
+            texts,
+            stems,
+            rarity,
+            vectors,
+        })
     }
 
     /// Merges one cluster of near-duplicates into its newest file.
     fn merge_cluster(&mut self, members: &[usize], edits: &mut IndexEdits) -> Result<()> {
         let order = self.newest_first(members);
-        let survivor = order[0];
+        let (survivor, others) = (order[0], &order[1..]);
+        let others_named: Vec<String> = others.iter().map(|&i| self.files[i].rel.clone()).collect();
+        let kept = self.fold_into(survivor, others, None, |kept| {
+            format!(
+                "merge near-duplicate {} into it ({kept} unique {} appended)",
+                names(&others_named),
+                plural(kept, "fact", "facts")
+            )
+        })?;
+        let best = self.best_line(survivor, others, edits)?;
+        for &other in others {
+            let reason = format!(
+                "near-duplicate of {}, merged into it",
+                self.files[survivor].rel
+            );
+            self.set.stage_delete(&self.files[other].rel, &reason)?;
+            self.protect(other);
+            let (from, to) = (&self.files[other].link, &self.files[survivor].link);
+            let note = format!("move the entry of merged {from} to {to}");
+            let listing = self.listing_files(&self.files[other].index);
+            edits.repoint(&self.set, &listing, from, to, &note)?;
+        }
+        if let Some((title, hook)) = best {
+            let file = &self.files[survivor];
+            let listing = self.listing_files(&file.index);
+            let line = index::entry_line(&title, &file.link, &hook);
+            let note = format!(
+                "keep the best index line of the merged files for {}",
+                file.link
+            );
+            edits.rewrite_entry(&self.set, &listing, &file.link, &line, &note)?;
+        }
+        self.notes.push(format!(
+            "near-duplicates: merged {} into {} ({kept} unique {} kept)",
+            names(&others_named),
+            self.files[survivor].rel,
+            plural(kept, "fact", "facts")
+        ));
+        Ok(())
+    }
+
+    /// The best index line of `survivor` and `others` when it is not the survivor's own: the
+    /// one with the most to say (a hook, the longest), as `(title, hook)`.
+    fn best_line(
+        &self,
+        survivor: usize,
+        others: &[usize],
+        edits: &mut IndexEdits,
+    ) -> Result<Option<(String, String)>> {
+        let listing = self.listing_files(&self.files[survivor].index);
+        let mut lines: BTreeMap<String, IndexEntry> = BTreeMap::new();
+        for file in &listing {
+            for entry in index::parse_entries(edits.text(&self.set, file)?) {
+                lines.entry(entry.file.clone()).or_insert(entry);
+            }
+        }
+        let score = |i: usize| {
+            lines.get(&self.files[i].link).map(|e| {
+                let hook = e.hook.as_deref().unwrap_or("").trim().chars().count();
+                (hook > 0, hook)
+            })
+        };
+        let own = score(survivor);
+        let best = others
+            .iter()
+            .filter_map(|&i| score(i).map(|s| (s, i)))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        Ok(match best {
+            Some((s, i)) if own.is_none_or(|own| s > own) => {
+                let entry = &lines[&self.files[i].link];
+                Some((entry.title.clone(), entry.hook.clone().unwrap_or_default()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Appends to `survivor` every unit (paragraph, list item, heading with something new
+    /// under it) of `others` it does not already hold, each dated from its own file; with
+    /// `history`, units holding one of its stale sentences say until when they held. Stages the
+    /// survivor with `reason` (given how many facts were appended) and returns that number.
+    pub(super) fn fold_into(
+        &mut self,
+        survivor: usize,
+        others: &[usize],
+        history: Option<&History>,
+        reason: impl FnOnce(usize) -> String,
+    ) -> Result<usize> {
         let text = self
             .set
             .read(&self.files[survivor].rel)?
@@ -217,11 +334,24 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         let body_units = units(&body);
         let mut seen = format!(" {} ", comparable(&body));
         let mut appended: Vec<Unit> = Vec::new();
-        for &other in &order[1..] {
+        for &other in others {
             let other_text = self.set.read(&self.files[other].rel)?.unwrap_or_default();
             let date = self.written_on(other).date;
+            let doc = frontmatter::parse_document(&other_text);
+            let mut other_units = units(&doc.body);
+            // A memory that says everything in its description: the description is its fact.
+            if other_units.is_empty() {
+                if let Some(description) =
+                    doc.frontmatter.description.filter(|d| !d.trim().is_empty())
+                {
+                    other_units.push(Unit {
+                        kind: UnitKind::Paragraph,
+                        text: description,
+                    });
+                }
+            }
             let mut heading: Option<Unit> = None;
-            for unit in units(&frontmatter::parse_document(&other_text).body) {
+            for unit in other_units {
                 if unit.kind == UnitKind::Heading {
                     heading = Some(unit);
                     continue;
@@ -239,50 +369,126 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 seen.push_str(&key);
                 seen.push(' ');
                 // Its relative dates meant the day *that* file was written.
-                let text = rewrite_relative_dates(&unit.text, 0, date).text;
+                let mut text = rewrite_relative_dates(&unit.text, 0, date).text;
+                if let Some(history) = history {
+                    if history.holds_stale(&unit.text) {
+                        text = until(&text, &history.until);
+                    }
+                }
                 appended.push(Unit { text, ..unit });
             }
         }
-
-        let others: Vec<String> = order[1..]
-            .iter()
-            .map(|&i| self.files[i].rel.clone())
-            .collect();
         let kept = appended
             .iter()
             .filter(|u| u.kind != UnitKind::Heading)
             .count();
         if !appended.is_empty() {
             let merged = append_units(&text, body_units.last().map(|u| u.kind), &appended);
-            let reason = format!(
-                "merge near-duplicate {} into it ({kept} unique {} appended)",
-                names(&others),
-                plural(kept, "fact", "facts")
-            );
             self.set
-                .stage_write(&self.files[survivor].rel, merged, &reason)?;
+                .stage_write(&self.files[survivor].rel, merged, &reason(kept))?;
             self.protect(survivor);
         }
-        for &other in &order[1..] {
-            let reason = format!(
-                "near-duplicate of {}, merged into it",
-                self.files[survivor].rel
-            );
-            self.set.stage_delete(&self.files[other].rel, &reason)?;
-            self.protect(other);
-            let (from, to) = (&self.files[other].link, &self.files[survivor].link);
-            let note = format!("move the entry of merged {from} to {to}");
-            let listing = self.listing_files(&self.files[other].index);
-            edits.repoint(&self.set, &listing, from, to, &note)?;
+        Ok(kept)
+    }
+}
+
+/// What an older memory superseded by a newer one keeps: its stale sentences, said to hold
+/// until the month of the newer.
+pub(super) struct History {
+    pub stale: Vec<String>,
+    /// `2026-06`.
+    pub until: String,
+}
+
+impl History {
+    fn holds_stale(&self, unit: &str) -> bool {
+        let unit = index::one_line(unit);
+        self.stale
+            .iter()
+            .any(|s| unit.contains(&index::one_line(s)))
+    }
+}
+
+/// `text` (a unit) marked as holding until `until`: "Until 2026-06: …", after a list marker.
+fn until(text: &str, until: &str) -> String {
+    let indent = text.len() - text.trim_start().len();
+    let marker = list_marker_len(&text[indent..]).unwrap_or(0);
+    let (head, rest) = text.split_at(indent + marker);
+    format!("{head}Until {until}: {rest}")
+}
+
+/// The texts of one index's memories and what compares them (see [`super::likeness`]).
+pub(super) struct Comparison {
+    /// The files compared, as indices into the planner's files.
+    members: Vec<usize>,
+    texts: Vec<String>,
+    stems: Vec<BTreeSet<String>>,
+    rarity: Rarity,
+    /// Each member's vector, when the dream has vectors (`None` for one past the cap).
+    vectors: Option<Vec<Option<Vec<f32>>>>,
+}
+
+/// A stem held by more memories than this says nothing about which are alike: it proposes no
+/// pair (keeps the pairs compared near-linear in a dir of thousands).
+const COMMON_STEM: usize = 32;
+
+impl Comparison {
+    /// Member `k`'s text as compared.
+    pub(super) fn text(&self, k: usize) -> &str {
+        &self.texts[k]
+    }
+
+    /// The member index of planner file `i`.
+    pub(super) fn position(&self, i: usize) -> usize {
+        self.members.iter().position(|&m| m == i).unwrap_or(0)
+    }
+
+    pub(super) fn likeness(&self, a: usize, b: usize) -> Likeness {
+        let vector = self
+            .vectors
+            .as_ref()
+            .and_then(|vectors| Some(cosine(vectors[a].as_ref()?, vectors[b].as_ref()?)));
+        Likeness {
+            vector,
+            facts: self.rarity.overlap(&self.stems[a], &self.stems[b]),
         }
-        let survivor = &self.files[survivor];
-        self.notes.push(format!(
-            "near-duplicates: merged {} into {} ({kept} unique {} kept)",
-            names(&others),
-            survivor.rel,
-            plural(kept, "fact", "facts")
-        ));
-        Ok(())
+    }
+
+    /// The pairs `(a, b)`, `a < b`, worth a verdict: about the same subject by their vectors,
+    /// or sharing a word few memories hold.
+    pub(super) fn candidate_pairs(&self) -> Vec<(usize, usize)> {
+        let mut pairs = BTreeSet::new();
+        let mut holders: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (k, stems) in self.stems.iter().enumerate() {
+            for stem in stems {
+                holders.entry(stem.as_str()).or_default().push(k);
+            }
+        }
+        for members in holders
+            .values()
+            .filter(|m| m.len() >= 2 && m.len() <= COMMON_STEM)
+        {
+            for (n, &a) in members.iter().enumerate() {
+                for &b in &members[n + 1..] {
+                    pairs.insert((a, b));
+                }
+            }
+        }
+        if let Some(vectors) = &self.vectors {
+            for a in 0..vectors.len() {
+                for b in a + 1..vectors.len() {
+                    if let (Some(x), Some(y)) = (&vectors[a], &vectors[b]) {
+                        if cosine(x, y) >= SUBJECT_VECTOR {
+                            pairs.insert((a, b));
+                        }
+                    }
+                }
+            }
+        }
+        pairs
+            .into_iter()
+            .filter(|&(a, b)| self.likeness(a, b).same_subject())
+            .collect()
     }
 }
 

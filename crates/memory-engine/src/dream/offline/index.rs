@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use chrono::TimeZone;
 
-use super::markdown::body_start;
+use super::markdown::{body_start, is_list_item, list_marker_len};
 use super::{names, plural, Planner};
 use crate::changeset::ChangeSet;
 use crate::error::Result;
@@ -193,9 +193,30 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                     text = dropped;
                 }
             }
-            // Too many lines: only moving entries out helps, and it may be enough for the size
-            // too, so hooks are not shortened for nothing.
-            if index::load_index_text(&text).lines > MAX_INDEX_LINES {
+            // Too many lines: what is not an entry goes first, as Claude Code's own warning asks
+            // ("move detail into topic files") — a line listed twice, details under an entry
+            // (into its memory), blocks of notes (into a memory of their own).
+            let too_long = |text: &str| index::load_index_text(text).lines > MAX_INDEX_LINES;
+            if too_long(&text) {
+                let deduplicated = drop_repeated_entries(&text);
+                if deduplicated != text {
+                    done.push("drop entries listed twice".to_owned());
+                    text = deduplicated;
+                }
+            }
+            if too_long(&text) {
+                let (moved, notes) = self.move_entry_details(&index_file, &text)?;
+                done.extend(notes);
+                text = moved;
+            }
+            if too_long(&text) {
+                let (moved, notes) = self.move_note_blocks(&index_file, &text)?;
+                done.extend(notes);
+                text = moved;
+            }
+            // Still too many lines: only moving entries out helps, and it may be enough for the
+            // size too, so hooks are not shortened for nothing.
+            if too_long(&text) {
                 let (moved, notes) =
                     self.move_oldest_entries(&index_file, &text, |l| l.lines <= MAX_INDEX_LINES)?;
                 done.extend(notes);
@@ -365,6 +386,197 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     }
 }
 
+impl<Tz: TimeZone> Planner<'_, Tz> {
+    /// Indented lines right under an entry (its details) moved into the entry's memory, each
+    /// kept once, when that memory is an ordinary one of this index — never a `user` or
+    /// `feedback` memory, whose rewrite waits for a person while the index edit would not.
+    fn move_entry_details(&mut self, index_file: &str, raw: &str) -> Result<(String, Vec<String>)> {
+        let dir = index::parent_of(index_file).to_owned();
+        let memories: BTreeMap<String, usize> = self
+            .live_memories()
+            .into_iter()
+            .filter(|&i| self.files[i].index == index_file)
+            .map(|i| (self.files[i].rel.clone(), i))
+            .collect();
+        let entries = entries_by_line(raw);
+        let skip = frontmatter_lines(raw);
+        // Which memory each detail line belongs to.
+        let mut owner: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut current: Option<usize> = None;
+        for (n, line) in raw.lines().enumerate().map(|(n, l)| (n + 1, l)) {
+            if n <= skip {
+                continue;
+            }
+            if let Some(entry) = entries.get(&n) {
+                current = memories
+                    .get(&index::join_rel(&dir, &entry.file))
+                    .copied()
+                    .filter(|&i| {
+                        !matches!(
+                            self.files[i].memory_type,
+                            Some(MemoryType::User | MemoryType::Feedback)
+                        )
+                    });
+                continue;
+            }
+            let detail = line.starts_with([' ', '\t']) && !line.trim().is_empty();
+            match (detail, current) {
+                (true, Some(i)) => {
+                    owner.insert(n, i);
+                }
+                _ => current = None,
+            }
+        }
+        if owner.is_empty() {
+            return Ok((raw.to_owned(), Vec::new()));
+        }
+        let lines: Vec<&str> = raw.lines().collect();
+        let mut by_memory: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for (&n, &i) in &owner {
+            by_memory
+                .entry(i)
+                .or_default()
+                .push(lines[n - 1].trim().to_owned());
+        }
+        let mut moved = Vec::new();
+        for (i, details) in by_memory {
+            let rel = self.files[i].rel.clone();
+            let text = self.set.read(&rel)?.unwrap_or_default();
+            let held = index::one_line(&text).to_lowercase();
+            let mut updated = text.trim_end().to_owned();
+            let eol = index::line_ending(&text);
+            updated.push_str(eol);
+            let mut added = 0;
+            for detail in details {
+                let item = if is_list_item(&detail) {
+                    detail
+                } else {
+                    format!("- {detail}")
+                };
+                let fact = &item[list_marker_len(&item).unwrap_or(0)..];
+                if held.contains(&index::one_line(fact).to_lowercase()) {
+                    continue;
+                }
+                if added == 0 {
+                    updated.push_str(eol);
+                }
+                updated.push_str(&item);
+                updated.push_str(eol);
+                added += 1;
+            }
+            if added > 0 {
+                let reason = format!(
+                    "{added} {} of its entry moved here from {index_file}, which is over its caps",
+                    plural(added, "detail", "details")
+                );
+                self.set.stage_write(&rel, updated, &reason)?;
+            }
+            moved.push(rel);
+        }
+        let text = rewrite_lines(raw, |n, _| {
+            if owner.contains_key(&n) {
+                LineEdit::Drop
+            } else {
+                LineEdit::Keep
+            }
+        });
+        let note = format!(
+            "move the details under {} {} into {}",
+            moved.len(),
+            plural(moved.len(), "entry", "entries"),
+            plural(moved.len(), "its memory", "their memories")
+        );
+        Ok((text, vec![note]))
+    }
+
+    /// Every block of three or more lines that are neither entries nor headings (notes written
+    /// into the index itself) moved into a memory of its own, named after the heading above
+    /// it, with no type (the dream never guesses one), and linked from where the block was.
+    fn move_note_blocks(&mut self, index_file: &str, raw: &str) -> Result<(String, Vec<String>)> {
+        let dir = index::parent_of(index_file).to_owned();
+        let entries = entries_by_line(raw);
+        let skip = frontmatter_lines(raw);
+        let lines: Vec<&str> = raw.lines().collect();
+        let is_note = |n: usize| {
+            let line = lines[n - 1].trim();
+            n > skip && !line.is_empty() && !line.starts_with('#') && !entries.contains_key(&n)
+        };
+        let mut blocks: Vec<(usize, usize, String)> = Vec::new();
+        let mut heading = String::from("Notes");
+        let mut n = 1;
+        while n <= lines.len() {
+            let line = lines[n - 1].trim();
+            if line.starts_with('#') && n > skip {
+                heading = line.trim_start_matches('#').trim().to_owned();
+            }
+            if !is_note(n) {
+                n += 1;
+                continue;
+            }
+            let start = n;
+            while n <= lines.len() && is_note(n) {
+                n += 1;
+            }
+            if n - start >= 3 {
+                blocks.push((start, n - 1, heading.clone()));
+            }
+        }
+        if blocks.is_empty() {
+            return Ok((raw.to_owned(), Vec::new()));
+        }
+        let mut replaced: BTreeMap<usize, Option<String>> = BTreeMap::new();
+        let mut created = Vec::new();
+        for (start, end, heading) in blocks {
+            let name = format!("{heading} (from {})", index::INDEX_FILE);
+            let stem = format!("notes_{}", crate::memdir::slug(&heading));
+            let mut file = format!("{stem}.md");
+            let mut k = 2;
+            while self.set.peek(&index::join_rel(&dir, &file))?.is_some() {
+                file = format!("{stem}_{k}.md");
+                k += 1;
+            }
+            let body: Vec<&str> = lines[start - 1..end].to_vec();
+            let first = index::one_line(body[0].trim_start_matches(['-', '*', '>', ' ']));
+            let description = format!("{heading}: notes moved out of {}", index::INDEX_FILE);
+            let text = format!(
+                "---\nname: {}\ndescription: {}\n---\n\n{}\n",
+                frontmatter::yaml_scalar(&name),
+                frontmatter::yaml_scalar(&description),
+                body.join("\n")
+            );
+            let rel = index::join_rel(&dir, &file);
+            self.set.stage_write(
+                &rel,
+                text,
+                &format!("{} lines of notes moved here from {index_file}, which is over its caps; linked from it", body.len()),
+            )?;
+            let hook = crate::llm::clip(&first, 80);
+            replaced.insert(start, Some(index::entry_line(&name, &file, &hook)));
+            for line in start + 1..=end {
+                replaced.insert(line, None);
+            }
+            created.push(file);
+        }
+        let text = rewrite_lines(raw, |n, _| match replaced.get(&n) {
+            Some(Some(line)) => LineEdit::Replace(line.clone()),
+            Some(None) => LineEdit::Drop,
+            None => LineEdit::Keep,
+        });
+        let note = format!("move notes into {}", names(&created));
+        Ok((text, vec![note]))
+    }
+}
+
+/// `raw` with every entry line whose link was already listed above dropped.
+fn drop_repeated_entries(raw: &str) -> String {
+    let entries = entries_by_line(raw);
+    let mut seen = BTreeSet::new();
+    rewrite_lines(raw, |n, _| match entries.get(&n) {
+        Some(entry) if !seen.insert(entry.file.clone()) => LineEdit::Drop,
+        _ => LineEdit::Keep,
+    })
+}
+
 /// A new topic index: frontmatter Claude Code reads like any memory's, then the entries.
 fn new_topic_index(title: &str, memory_type: Option<MemoryType>) -> String {
     let description = format!(
@@ -435,6 +647,46 @@ impl IndexEdits {
             })?;
         }
         Ok(())
+    }
+
+    /// Replaces the entry line of `link` in whichever of `files` holds it with `line`.
+    pub(super) fn rewrite_entry(
+        &mut self,
+        set: &ChangeSet,
+        files: &[String],
+        link: &str,
+        line: &str,
+        note: &str,
+    ) -> Result<()> {
+        for file in files {
+            self.edit(set, file, note, |raw| {
+                if index::parse_entries(raw).iter().any(|e| e.file == link) {
+                    index::upsert_entry(raw, link, line, None)
+                } else {
+                    raw.to_owned()
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Removes every entry line of `link` from `files`.
+    pub(super) fn remove(
+        &mut self,
+        set: &ChangeSet,
+        files: &[String],
+        link: &str,
+        note: &str,
+    ) -> Result<()> {
+        for file in files {
+            self.edit(set, file, note, |raw| index::remove_entry(raw, link).0)?;
+        }
+        Ok(())
+    }
+
+    /// `file`'s text as edited so far.
+    pub(super) fn text(&mut self, set: &ChangeSet, file: &str) -> Result<&str> {
+        self.load(set, file)
     }
 
     /// `file`'s text as edited so far, read from `set` the first time.
