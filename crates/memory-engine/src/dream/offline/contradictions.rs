@@ -44,8 +44,12 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 );
                 match verdict(&likeness, older_text, newer_text) {
                     Verdict::Update { stale } => {
-                        let change = change_statements(newer_text)
-                            .first()
+                        // The sentence that names what changed, for the reason.
+                        let changes = change_statements(newer_text);
+                        let change = changes
+                            .iter()
+                            .find(|c| c.old.is_some())
+                            .or(changes.first())
                             .map_or_else(String::new, |c| c.sentence.clone());
                         self.keep_as_history(older, newer, stale, &change, &mut edits)?;
                     }

@@ -146,7 +146,10 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
                 }
             }
             let pairs: Vec<(usize, usize)> = pairs.into_iter().collect();
-            for cluster in clusters(members.len(), &pairs) {
+            // A cluster holds only memories all on one subject: no chain of pairs folds two
+            // memories that are merely each like a third.
+            let together = |a: usize, b: usize| comparison.likeness(a, b).same_subject();
+            for cluster in clusters(members.len(), &pairs, together) {
                 let cluster: Vec<usize> = cluster.into_iter().map(|k| members[k]).collect();
                 self.merge_cluster(&cluster, &mut edits)?;
             }
@@ -448,10 +451,7 @@ impl Comparison {
             .vectors
             .as_ref()
             .and_then(|vectors| Some(cosine(vectors[a].as_ref()?, vectors[b].as_ref()?)));
-        Likeness {
-            vector,
-            facts: self.rarity.overlap(&self.stems[a], &self.stems[b]),
-        }
+        self.rarity.likeness(&self.stems[a], &self.stems[b], vector)
     }
 
     /// The pairs `(a, b)`, `a < b`, worth a verdict: about the same subject by their vectors,
@@ -529,12 +529,28 @@ fn duplicate_pair(finding: &Finding, names: &[&str]) -> Option<(usize, usize)> {
     Some((first, second))
 }
 
-/// The connected groups (of two or more) of `n` items joined by `pairs`, each sorted, ordered by
-/// their first item.
-fn clusters(n: usize, pairs: &[(usize, usize)]) -> Vec<Vec<usize>> {
+/// The groups (of two or more) of `n` items joined by `pairs`, each sorted, ordered by their
+/// first item: two groups join through a pair only when every item of one goes `together` with
+/// every item of the other.
+fn clusters(
+    n: usize,
+    pairs: &[(usize, usize)],
+    together: impl Fn(usize, usize) -> bool,
+) -> Vec<Vec<usize>> {
     let mut label: Vec<usize> = (0..n).collect();
     for &(a, b) in pairs {
         let (keep, gone) = (label[a].min(label[b]), label[a].max(label[b]));
+        if keep == gone {
+            continue;
+        }
+        let members = |l: usize| -> Vec<usize> { (0..n).filter(|&i| label[i] == l).collect() };
+        let (kept, joining) = (members(keep), members(gone));
+        if !kept
+            .iter()
+            .all(|&x| joining.iter().all(|&y| together(x, y)))
+        {
+            continue;
+        }
         for l in &mut label {
             if *l == gone {
                 *l = keep;
@@ -641,6 +657,19 @@ fn comparable(text: &str) -> String {
 mod tests {
     use super::super::tests::{memory, plan, write_at};
     use crate::testing::fixtures::TempMemoryDir;
+
+    #[test]
+    fn a_chain_of_pairs_never_folds_memories_that_are_only_each_like_a_third() {
+        // 0–1 and 1–2 are pairs, 0 and 2 are not alike: 2 stays apart, 3–4 join.
+        let pairs = [(0, 1), (1, 2), (3, 4)];
+        let alike = |a: usize, b: usize| !matches!((a.min(b), a.max(b)), (0, 2));
+        assert_eq!(super::clusters(5, &pairs, alike), [vec![0, 1], vec![3, 4]]);
+        assert_eq!(
+            super::clusters(5, &pairs, |_, _| true),
+            [vec![0, 1, 2], vec![3, 4]],
+            "a chain of memories all alike is one group"
+        );
+    }
 
     #[test]
     fn memories_under_different_indexes_are_never_merged() {

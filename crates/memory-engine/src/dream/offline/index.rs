@@ -517,7 +517,9 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
             while n <= lines.len() && is_note(n) {
                 n += 1;
             }
-            if n - start >= 3 {
+            // Indented lines right under an entry are its details, not notes of their own.
+            let under_entry = lines[start - 1].starts_with([' ', '\t']);
+            if n - start >= 3 && !under_entry {
                 blocks.push((start, n - 1, heading.clone()));
             }
         }
@@ -1011,5 +1013,77 @@ mod tests {
             "{}",
             dream.summary
         );
+    }
+
+    #[test]
+    fn an_index_too_long_sheds_what_is_not_an_entry_first_and_keeps_every_line_somewhere() {
+        let fx = TempMemoryDir::new("memory");
+        write_at(
+            &fx,
+            "project_ci.md",
+            &memory(
+                "CI",
+                "How CI runs",
+                "project",
+                "CI runs on GitHub Actions.\n",
+            ),
+            "2026-06-01",
+        );
+        write_at(
+            &fx,
+            "feedback_tests.md",
+            &memory(
+                "Tests",
+                "Real database in tests",
+                "feedback",
+                "Never mock the database.\n",
+            ),
+            "2026-06-01",
+        );
+        let notes: String = (0..200)
+            .map(|i| format!("- note {i}: the billing team decided thing number {i}\n"))
+            .collect();
+        let index = format!(
+            "# Memory\n\n## Project\n- [CI](project_ci.md) — GitHub Actions\n  - lint, then tests\n  - deploys run on tags\n- [Tests](feedback_tests.md) — no mocks\n  - the compose Postgres\n  - seeded per test\n  - dropped after\n- [CI](project_ci.md) — listed twice\n\n## Team notes\n{notes}"
+        );
+        fx.write("MEMORY.md", &index);
+        let dream = plan(&fx);
+        fx.engine
+            .apply_change_set(&dream.changes, Actor::Dream)
+            .expect("apply");
+        let after = fx.read(INDEX_FILE).expect("index");
+        let loaded = index::load_index_text(&after);
+        assert!(loaded.lines <= MAX_INDEX_LINES, "{after}");
+        assert_eq!(
+            after.matches("](project_ci.md)").count(),
+            1,
+            "an entry listed twice is listed once: {after}"
+        );
+        let ci = fx.read("project_ci.md").expect("ci");
+        assert!(
+            ci.ends_with(
+                "CI runs on GitHub Actions.\n\n- lint, then tests\n- deploys run on tags\n"
+            ),
+            "an entry's details go into its memory: {ci}"
+        );
+        assert!(
+            after.contains("  - the compose Postgres\n  - seeded per test\n  - dropped after\n"),
+            "a feedback memory is never rewritten for the layout: {after}"
+        );
+        let moved = fx
+            .read("notes_team_notes.md")
+            .expect("the notes' own memory");
+        assert!(
+            moved.starts_with("---\nname: Team notes (from MEMORY.md)\ndescription: \"Team notes: notes moved out of MEMORY.md\"\n---\n")
+                && moved.contains("- note 0: the billing team decided thing number 0\n")
+                && moved.contains("- note 199: the billing team decided thing number 199\n"),
+            "{moved}"
+        );
+        assert!(
+            after.contains("- [Team notes (from MEMORY.md)](notes_team_notes.md) — note 0:"),
+            "linked from where the notes were: {after}"
+        );
+        let lint = fx.dir.lint().expect("lint");
+        assert_eq!(lint.by_rule(ORPHAN_FILE).count(), 0, "{:#?}", lint.findings);
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::likeness::{stems, vector_text, verdict, Likeness, Rarity, Verdict};
+use super::likeness::{stems, vector_text, verdict, Rarity, Verdict};
 use crate::embed::{cosine, Embedder};
 
 /// Where the set lives in the repository.
@@ -138,10 +138,8 @@ pub fn measure_pairs(root: &Path, embedder: Option<&dyn Embedder>) -> Result<Pai
         ..PairScores::default()
     };
     for (i, pair) in pairs.iter().enumerate() {
-        let likeness = Likeness {
-            vector: vectors.as_ref().map(|v| cosine(&v[2 * i], &v[2 * i + 1])),
-            facts: rarity.overlap(&all[2 * i], &all[2 * i + 1]),
-        };
+        let vector = vectors.as_ref().map(|v| cosine(&v[2 * i], &v[2 * i + 1]));
+        let likeness = rarity.likeness(&all[2 * i], &all[2 * i + 1], vector);
         let decided = verdict(&likeness, &texts[2 * i], &texts[2 * i + 1]);
         let merged = decided == Verdict::Duplicate;
         match (pair.duplicate, merged) {

@@ -47,3 +47,56 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::plan;
+    use crate::lint::BAD_FRONTMATTER;
+    use crate::testing::fixtures::TempMemoryDir;
+
+    #[test]
+    fn a_dream_repairs_certain_frontmatter_and_names_the_rest() {
+        let fx = TempMemoryDir::new("memory");
+        fx.write(
+            "feedback_quote.md",
+            "---\nname: Terse\ndescription: \"Lead with the answer\ntype: feedback\n---\n\nNo preamble.\n",
+        );
+        fx.write(
+            "project_fence.md",
+            "---\nname: Dunning\ndescription: Reminders at 7, 14 and 30 days\ntype: project\n\nReminders go out 7, 14 and 30 days after the due date.\n",
+        );
+        fx.write("project_prose.md", "Just a note, no frontmatter.\n");
+        fx.write(
+            "MEMORY.md",
+            "- [Terse](feedback_quote.md) — no preamble\n- [Dunning](project_fence.md) — reminders\n- [Note](project_prose.md) — a note\n",
+        );
+        let dream = plan(&fx);
+        let after = |file: &str| dream.changes.peek(file).expect("read").expect("file");
+        assert!(
+            after("feedback_quote.md").contains("description: \"Lead with the answer\"\n"),
+            "{}",
+            dream.summary
+        );
+        assert!(
+            after("project_fence.md")
+                .starts_with("---\nname: Dunning\ndescription: Reminders at 7, 14 and 30 days\ntype: project\n---\n\nReminders"),
+            "{}",
+            dream.summary
+        );
+        assert!(
+            dream.is_protected("feedback_quote.md"),
+            "a repaired feedback memory is reviewed like any other"
+        );
+        assert_eq!(
+            dream.changes.staged_content("project_prose.md"),
+            None,
+            "nothing is guessed"
+        );
+        let flags: Vec<_> = dream
+            .flagged
+            .iter()
+            .map(|f| (f.rule, f.file.as_str()))
+            .collect();
+        assert_eq!(flags, [(BAD_FRONTMATTER, "project_prose.md")]);
+    }
+}
