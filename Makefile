@@ -2,9 +2,9 @@
 # on a fresh Debian/Ubuntu machine with Rust and Node.js.
 #
 #   make run    build the UI and start the desktop app
-#   make bench  recall quality on the labeled set per provider; offline extraction precision and
-#               recall on its labeled set (tuning and held-out halves); scan, index, lint, open and the
-#               session paths timed against their floors
+#   make bench  recall and dream quality on the labeled sets per provider; offline extraction precision
+#               and recall on its labeled set (tuning and held-out halves); the token budget at work;
+#               scan, index, lint, open and the session paths timed against their floors
 #   make soak   the release app and the real Claude Code left to run together (SOAK_MINUTES, default 10)
 #   make fuzz   libFuzzer over the parsers of outside input (FUZZ_SECONDS each, default 600)
 #   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, the

@@ -14,12 +14,12 @@
 //! (create, write 1 KiB, close, for as many files, in 256 sub-dirs like the history's blob store);
 //! a reopen only reads, so its floor is the raw-read limit. Both run fewer rounds.
 //!
-//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|extract|mcp|app|budget]`,
+//! Usage: `engram-bench [--sizes 200,2000,20000] [--rounds N] [--corpus DIR] [--only memory|sessions|recall|dream|extract|mcp|app|budget]`,
 //! or `engram-bench --soak MINUTES` for the soak (`soak.rs`, `make soak`).
 //! The session benches (transcripts, listing, search, the Stop hook) are in `sessions.rs`; the
-//! MCP server's tool calls at 10,000 memories in `mcp.rs`; the daily token budget at work
-//! (extractions switching to offline, a forced dream skipped, what the check costs) in
-//! `budget.rs`.
+//! dream's quality (labeled pairs, the messy dir's criteria) in `dream.rs`; the MCP server's tool
+//! calls at 10,000 memories in `mcp.rs`; the daily token budget at work (extractions switching to
+//! offline, a forced dream skipped, what the check costs) in `budget.rs`.
 
 use std::fs;
 use std::io::Read;
@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 mod app;
 mod budget;
+mod dream;
 mod extract;
 mod mcp;
 mod recall;
@@ -121,6 +122,18 @@ fn run() -> Result<(), String> {
     }
     if matches!(options.only.as_deref(), None | Some("extract")) {
         extract::extract_quality()?;
+        if options.only.is_some() {
+            return Ok(());
+        }
+    }
+    if matches!(options.only.as_deref(), None | Some("dream")) {
+        // Its own data dir: the embedding cache starts empty and never touches the user's.
+        let home = options.corpus.join("engram-home-dream");
+        let _ = fs::remove_dir_all(&home);
+        let engine = Engine::builder(Environment::from_process())
+            .engram_home(&home)
+            .build();
+        dream::dream_quality(&engine, &options.corpus)?;
         if options.only.is_some() {
             return Ok(());
         }
