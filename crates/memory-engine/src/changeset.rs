@@ -830,14 +830,16 @@ mod tests {
     fn a_dream_planned_while_claude_code_rewrites_the_index_in_place_keeps_its_lines() {
         use std::io::Write as _;
         let fx = TempMemoryDir::new("memory");
-        let mut words = crate::testing::fixtures::Xorshift(0x1de5);
         let mut lines = String::new();
         for i in 0..10 {
+            // Words of its own in each note: memories with nothing in common, so the dream has
+            // nothing to merge (random words from one small vocabulary read as near-duplicates).
+            let body: Vec<String> = (0..16).map(|k| format!("n{i}word{k}")).collect();
             fx.write(
                 &format!("project_n{i}.md"),
                 &format!(
                     "---\nname: N{i}\ndescription: note {i}\ntype: project\n---\n{}\n",
-                    words.words(16)
+                    body.join(" ")
                 ),
             );
             lines.push_str(&format!(

@@ -306,7 +306,7 @@ pub async fn score_messy_dir(
         .map_err(|e| e.to_string())?;
     if let Some(id) = &outcome.change_set {
         let applied = engine
-            .apply_staged(id, &[], true)
+            .apply_staged(id, &[], true, Some(&target.memory_dir))
             .map_err(|e| e.to_string())?;
         if let Some(f) = applied.files.iter().find(|f| f.error.is_some()) {
             return Err(format!("{}: {:?}", f.change.file, f.error));
