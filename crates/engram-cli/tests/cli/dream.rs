@@ -571,19 +571,21 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
         let s = Sandbox::in_project(&format!("alike-{provider}")).with_engram_home();
         let dir = s.memory_dir();
         fs::create_dir_all(&dir).expect("memory dir");
+        // A pair from the dream set's messy dir (bench/dream-set/messy): the same schedule in
+        // other words, which the facts alone leave apart.
         fs::write(
             dir.join("MEMORY.md"),
-            "- [Real database](feedback_real_db.md) \u{2014} no mocks\n- [No DB mocks](feedback_no_db_mocks.md) \u{2014} no mocks\n- [Tabs](feedback_tabs.md) \u{2014} tabs\n",
+            "- [Release schedule](project_release_schedule.md) \u{2014} every other Wednesday\n- [release train](project_release_train.md) \u{2014} alternate Wednesdays\n- [Tabs](feedback_tabs.md) \u{2014} tabs\n",
         )
         .expect("index");
         fs::write(
-            dir.join("feedback_real_db.md"),
-            "---\nname: Real database\ndescription: Integration tests must hit a real database, not mocks\ntype: feedback\n---\n\nIntegration tests must hit a real database, not mocks.\n\n**Why:** a mocked migration passed CI and broke production.\n",
+            dir.join("project_release_schedule.md"),
+            "---\nname: Release schedule\ndescription: Ledgerly releases every other Wednesday from main\ntype: project\n---\n\nLedgerly ships a release every second Wednesday, cut from `main` and tagged `vYYYY.MM.DD`.\n",
         )
         .expect("one");
         fs::write(
-            dir.join("feedback_no_db_mocks.md"),
-            "---\nname: No DB mocks\ndescription: Don't mock the DB in integration tests\ntype: feedback\n---\n\nDon't mock the DB in integration tests; use the docker-compose Postgres.\n",
+            dir.join("project_release_train.md"),
+            "---\nname: release train\ndescription: The release train leaves on alternate Wednesdays\ntype: project\n---\n\nThe release train departs fortnightly on Wednesday: tag main as vYYYY.MM.DD and post the notes in #ledgerly-releases.\n",
         )
         .expect("two");
         fs::write(
@@ -616,22 +618,22 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
     let (local, set) = dream("local");
     let summary = local["summary"].as_str().expect("summary");
     assert!(
-        summary.contains("alike: ") && summary.contains("feedback_no_db_mocks.md"),
+        summary.contains("alike: ") && summary.contains("project_release_train.md"),
         "{summary}"
     );
     let files = set["files"].as_array().expect("files");
     let change = |file: &str| files.iter().find(|f| f["file"] == file);
-    let deleted = ["feedback_no_db_mocks.md", "feedback_real_db.md"]
+    let deleted = ["project_release_train.md", "project_release_schedule.md"]
         .into_iter()
         .filter(|f| change(f).is_some_and(|c| c["after"].is_null()))
         .count();
     assert_eq!(deleted, 1, "one of the two goes: {files:?}");
     let merged: String = files.iter().filter_map(|f| f["after"].as_str()).collect();
     assert!(
-        merged.contains("docker-compose Postgres"),
+        merged.contains("#ledgerly-releases"),
         "its fact is kept"
     );
-    assert!(merged.contains("a mocked migration"), "and the other's");
+    assert!(merged.contains("Ledgerly ships a release"), "and the other's");
     assert!(
         change("feedback_tabs.md").is_none(),
         "unrelated memory untouched"
