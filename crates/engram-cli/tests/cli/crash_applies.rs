@@ -281,11 +281,17 @@ fn with_index(mut files: BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>>
 fn sigkills_of_a_dream_applying_three_hundred_rewrites_and_forty_deletes_leave_every_file_whole() {
     let s = Sandbox::in_project("crash-dream").with_engram_home();
     let dir = s.root().join("mem");
-    // Bodies of random words, so no two memories but the duplicate pairs look alike.
-    let mut words = Xorshift(0xb0d1e5);
+    // Bodies of words no other memory uses, so no two memories but the duplicate pairs look
+    // alike (random words from one small vocabulary share enough to read as near-duplicates).
+    let own_words = |tag: &str, i: usize, n: usize| {
+        (0..n)
+            .map(|k| format!("{tag}{i}w{k}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut files = BTreeMap::new();
     for i in 0..300 {
-        let body = format!("{}. Deployed build {i} yesterday.", words.words(12));
+        let body = format!("{}. Deployed build {i} yesterday.", own_words("r", i, 12));
         files.insert(
             format!("project_release_{i}.md"),
             memory(&format!("Release {i}"), &body),
@@ -293,7 +299,7 @@ fn sigkills_of_a_dream_applying_three_hundred_rewrites_and_forty_deletes_leave_e
     }
     for i in 0..40 {
         // Pairs of exact duplicates: one of each goes.
-        let body = words.words(16);
+        let body = own_words("d", i, 16);
         files.insert(
             format!("project_db_{i}.md"),
             memory(&format!("DB {i}"), &body),
