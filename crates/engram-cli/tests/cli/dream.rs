@@ -629,11 +629,11 @@ fn a_local_dream_merges_memories_that_mean_the_same_in_other_words() {
         .count();
     assert_eq!(deleted, 1, "one of the two goes: {files:?}");
     let merged: String = files.iter().filter_map(|f| f["after"].as_str()).collect();
+    assert!(merged.contains("#ledgerly-releases"), "its fact is kept");
     assert!(
-        merged.contains("#ledgerly-releases"),
-        "its fact is kept"
+        merged.contains("Ledgerly ships a release"),
+        "and the other's"
     );
-    assert!(merged.contains("Ledgerly ships a release"), "and the other's");
     assert!(
         change("feedback_tabs.md").is_none(),
         "unrelated memory untouched"
