@@ -147,6 +147,12 @@ pub struct StagedChangeSet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub marker: Option<SyncMarker>,
+    /// The files an apply is writing, saved before its first write and cleared when it ends:
+    /// still there once no apply runs, the apply was killed part way, and
+    /// [`Engine::finish_interrupted_applies`] lands the rest. Engram's own bookkeeping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub applying: Option<Vec<String>>,
 }
 
 /// The `.snapshot-synced.json` a snapshot merge writes when it is decided (`FORMATS.md` §1).
@@ -249,6 +255,7 @@ impl Engine {
             summary: summary.to_owned(),
             task_id: task_id.map(str::to_owned),
             marker: None,
+            applying: None,
             files: set
                 .changes
                 .iter()
@@ -302,7 +309,18 @@ impl Engine {
         memory_dir: Option<&Path>,
     ) -> Result<StagedChangeSet> {
         let _lock = self.lock_staging()?;
-        let mut staged = self.staged_change_set(id)?;
+        let staged = self.staged_change_set(id)?;
+        self.apply_staged_locked(staged, files, include_protected, memory_dir)
+    }
+
+    /// [`Engine::apply_staged`] once the staging lock is held and the set read under it.
+    fn apply_staged_locked(
+        &self,
+        mut staged: StagedChangeSet,
+        files: &[String],
+        include_protected: bool,
+        memory_dir: Option<&Path>,
+    ) -> Result<StagedChangeSet> {
         staged.check_names(files)?;
         let root = self.staged_memory_dir(&staged, memory_dir)?;
         check_marker(&staged, &root)?;
@@ -359,6 +377,15 @@ impl Engine {
             }
         });
         if !selected.is_empty() {
+            // Written down before the first write: a kill part way leaves the set saying so.
+            staged.applying = Some(
+                selected
+                    .iter()
+                    .map(|&i| staged.files[i].change.file.clone())
+                    .collect(),
+            );
+            self.save_staged(&staged)?;
+            staged.applying = None;
             let set = ChangeSet::from_changes(
                 root.clone(),
                 selected
@@ -388,7 +415,13 @@ impl Engine {
                         }
                     }
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    // Nothing landed (the apply stops before its first write on any error):
+                    // no apply is under way any more.
+                    staged.refresh_status();
+                    self.save_staged(&staged)?;
+                    return Err(e);
+                }
             }
         }
         staged.refresh_status();
@@ -397,6 +430,35 @@ impl Engine {
         self.save_staged(&staged)?;
         marker?;
         Ok(staged)
+    }
+
+    /// Lands the rest of every apply into `memory_dir` that was killed part way (its set still
+    /// names the files it was writing): the files already written are marked applied, the
+    /// others written as that apply would have, so whatever runs next — a dream planning on the
+    /// dir above all — never starts from half a change set. Returns the ids of the sets it
+    /// finished. A live apply holds the staging lock, so a set it is writing is seen only once
+    /// it is done (and no longer names files).
+    pub fn finish_interrupted_applies(&self, memory_dir: &Path) -> Result<Vec<String>> {
+        let dir = disk::resolved_path(memory_dir);
+        let mut finished = Vec::new();
+        for staged in self.staged_change_sets()? {
+            if staged.applying.is_none() || disk::resolved_path(&staged.memory_dir) != dir {
+                continue;
+            }
+            let _lock = self.lock_staging()?;
+            // Read again under the lock: an apply that was running when the list was read has
+            // ended since, and cleared its files.
+            let staged = self.staged_change_set(&staged.id)?;
+            let Some(files) = staged.applying.clone() else {
+                continue;
+            };
+            let id = staged.id.clone();
+            // The files were chosen by the apply that was killed (protected ones only if the
+            // person approved them then): exactly those, approved as then.
+            self.apply_staged_locked(staged, &files, true, Some(memory_dir))?;
+            finished.push(id);
+        }
+        Ok(finished)
     }
 
     /// Attaches a snapshot merge's marker to set `id` (see [`StagedChangeSet::marker`]), staged
@@ -636,6 +698,7 @@ impl Engine {
             task_id: Some(key.to_owned()),
             files: Vec::new(),
             marker: None,
+            applying: None,
         };
         self.save_staged(&staged)?;
         Ok(staged.id)
@@ -868,6 +931,72 @@ mod tests {
         assert!(undone.files.iter().all(|f| f.status == FileStatus::Undone));
         assert_eq!(fx.read("plan.md").as_deref(), plan.change.before.as_deref());
         assert!(fx.read("new.md").is_none());
+    }
+
+    /// An apply killed part way (its set still names the files it was writing) is finished by
+    /// the next caller of `finish_interrupted_applies` — exactly those files, the protected one
+    /// it held back still waiting — while a set that only waits for review is left alone.
+    #[test]
+    fn an_apply_killed_part_way_is_finished_before_anything_plans_on_the_dir() {
+        let fx = TempMemoryDir::new("memory");
+        let waiting = fx
+            .engine
+            .stage_change_set(&proposal(&fx), ChangeSource::Dream, "-p", "4 files", None)
+            .expect("stage");
+        let mut killed = fx
+            .engine
+            .stage_change_set(&proposal(&fx), ChangeSource::Dream, "-p", "4 files", None)
+            .expect("stage");
+        // What `apply_staged` writes down before its first write, policy-style (the protected
+        // user.md held back), then plan.md landed and the process died.
+        killed.applying = Some(vec![
+            "plan.md".to_owned(),
+            "new.md".to_owned(),
+            "MEMORY.md".to_owned(),
+        ]);
+        fx.engine.save_staged(&killed).expect("save");
+        let plan = killed
+            .files
+            .iter()
+            .find(|f| f.change.file == "plan.md")
+            .expect("plan");
+        fx.write("plan.md", plan.change.after.as_deref().expect("after"));
+        assert!(fx.read("new.md").is_none());
+
+        let finished = fx
+            .engine
+            .finish_interrupted_applies(&fx.root)
+            .expect("finish");
+        assert_eq!(finished, vec![killed.id.clone()]);
+        let now = fx.engine.staged_change_set(&killed.id).expect("read");
+        assert_eq!(now.applying, None, "no apply is under way any more");
+        let status = |set: &StagedChangeSet, file: &str| {
+            set.files
+                .iter()
+                .find(|f| f.change.file == file)
+                .map(|f| f.status)
+        };
+        for file in ["plan.md", "new.md", "MEMORY.md"] {
+            assert_eq!(status(&now, file), Some(FileStatus::Applied), "{file}");
+        }
+        assert_eq!(status(&now, "user.md"), Some(FileStatus::Pending));
+        assert!(fx.read("user.md").is_some(), "never approved: not deleted");
+        assert!(fx.read("new.md").is_some());
+        assert!(fx
+            .read("MEMORY.md")
+            .is_some_and(|index| index.contains("(new.md)")));
+
+        let untouched = fx.engine.staged_change_set(&waiting.id).expect("read");
+        assert!(untouched
+            .files
+            .iter()
+            .all(|f| f.status == FileStatus::Pending));
+        assert_eq!(
+            fx.engine
+                .finish_interrupted_applies(&fx.root)
+                .expect("again"),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

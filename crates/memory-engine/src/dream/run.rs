@@ -197,6 +197,8 @@ impl Engine {
     /// Gates, lock, settings and client: everything before the run, in a blocking context.
     fn prepare_dream(&self, target: &DreamTarget, options: &DreamOptions) -> Result<Ready> {
         self.recover_crashed_dream(target)?;
+        // A dream plans on what the dir holds: never on half of an apply a kill stopped.
+        self.finish_interrupted_applies(&target.memory_dir)?;
         let config = self.load_config()?;
         let settings = self.dream_settings_in(&config, target);
         let model =
