@@ -158,6 +158,30 @@ impl Git {
         }
         Ok(())
     }
+
+    /// Commits what the index holds as Engram, with `message`, and returns the paths the commit
+    /// changes on the remote; empty: nothing to send, and nothing was committed.
+    pub(crate) fn commit_staged(&self, message: &str) -> Result<Vec<String>> {
+        let changed = self.run(&["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
+        let changed: Vec<String> = changed
+            .split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if !changed.is_empty() {
+            self.run(&[
+                "-c",
+                "user.name=Engram",
+                "-c",
+                "user.email=engram@localhost",
+                "commit",
+                "-q",
+                "-m",
+                message,
+            ])?;
+        }
+        Ok(changed)
+    }
 }
 
 /// One entry of a git tree as `ls-tree` lists it: enough to put it back in an index unchanged,

@@ -725,22 +725,11 @@ impl Engine {
             (skipped.contains(key.as_str()) || theirs_tree.unsynced.contains_key(key) || unseen)
                 .then_some(entry)
         }))?;
-        let changed = git.run(&["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
-        let changed: Vec<&str> = changed.split('\0').filter(|f| !f.is_empty()).collect();
-        report.files.retain(|file| changed.contains(&file.as_str()));
+        let changed = git.commit_staged("Memory from Engram")?;
+        report.files.retain(|file| changed.contains(file));
         if changed.is_empty() {
             return Ok(report);
         }
-        git.run(&[
-            "-c",
-            "user.name=Engram",
-            "-c",
-            "user.email=engram@localhost",
-            "commit",
-            "-q",
-            "-m",
-            "Memory from Engram",
-        ])?;
         // Never forced: a remote that moved meanwhile refuses it, and the person pulls first.
         git.run(&["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")])
             .map_err(|e| {

@@ -365,22 +365,11 @@ impl Engine {
                 .then_some(entry)
         }))?;
         // What this push changes on the remote: the report names those, not every file.
-        let changed = git.run(&["diff", "--cached", "--name-only", "-z", "--no-renames"])?;
-        let changed: Vec<&str> = changed.split('\0').filter(|f| !f.is_empty()).collect();
-        report.files.retain(|file| changed.contains(&file.as_str()));
+        let changed = git.commit_staged("Team memory from Engram")?;
+        report.files.retain(|file| changed.contains(file));
         if changed.is_empty() {
             return Ok(report);
         }
-        git.run(&[
-            "-c",
-            "user.name=Engram",
-            "-c",
-            "user.email=engram@localhost",
-            "commit",
-            "-q",
-            "-m",
-            "Team memory from Engram",
-        ])?;
         git.run(&["push", "-q", "origin", &format!("HEAD:refs/heads/{branch}")])?;
         let commit = git.rev("HEAD");
         if let Some(commit) = &commit {
