@@ -347,22 +347,7 @@ fn lint_index(
     }
     let mut linked = HashSet::new();
     for entry in &loaded.entries {
-        let target = join_rel(dir, &entry.file);
-        let exists = index::link_stays_inside(&entry.file)
-            && (listed.contains(target.as_str()) || root.join(&target).is_file());
-        if !exists {
-            findings.push(finding(
-                DANGLING_POINTER,
-                Severity::Error,
-                rel,
-                Some(entry.line),
-                format!(
-                    "entry \"{}\" links to {}, which does not exist",
-                    entry.title, entry.file
-                ),
-            ));
-        }
-        linked.insert(target);
+        linked.insert(check_entry_target(root, listed, dir, rel, entry, findings));
     }
     linked
 }
@@ -385,25 +370,45 @@ fn topic_index_links(
             continue;
         }
         for entry in index::parse_entries(&text) {
-            let target = join_rel(dir, &entry.file);
-            let exists = index::link_stays_inside(&entry.file)
-                && (listed.contains(target.as_str()) || root.join(&target).is_file());
-            if !exists {
-                findings.push(finding(
-                    DANGLING_POINTER,
-                    Severity::Error,
-                    topic_index,
-                    Some(entry.line),
-                    format!(
-                        "entry \"{}\" links to {}, which does not exist",
-                        entry.title, entry.file
-                    ),
-                ));
-            }
-            through.push(target);
+            through.push(check_entry_target(
+                root,
+                listed,
+                dir,
+                topic_index,
+                &entry,
+                findings,
+            ));
         }
     }
     through
+}
+
+/// The file an entry of the index `index_file` (in `dir`) links to, reported as a dangling
+/// pointer when it leaves the memory dir or does not exist.
+fn check_entry_target(
+    root: &Path,
+    listed: &HashSet<&str>,
+    dir: &str,
+    index_file: &str,
+    entry: &index::IndexEntry,
+    findings: &mut Vec<Finding>,
+) -> String {
+    let target = join_rel(dir, &entry.file);
+    let exists = index::link_stays_inside(&entry.file)
+        && (listed.contains(target.as_str()) || root.join(&target).is_file());
+    if !exists {
+        findings.push(finding(
+            DANGLING_POINTER,
+            Severity::Error,
+            index_file,
+            Some(entry.line),
+            format!(
+                "entry \"{}\" links to {}, which does not exist",
+                entry.title, entry.file
+            ),
+        ));
+    }
+    target
 }
 
 /// The frontmatter rules of a topic file.

@@ -296,12 +296,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
         fits: impl Fn(&index::LoadedIndex) -> bool,
     ) -> Result<(String, Vec<String>)> {
         let dir = index::parent_of(index_file).to_owned();
-        let memories: BTreeMap<String, usize> = self
-            .live_memories()
-            .into_iter()
-            .filter(|&i| self.files[i].index == index_file)
-            .map(|i| (self.files[i].rel.clone(), i))
-            .collect();
+        let memories = self.memories_of_index(index_file);
         let lines: Vec<&str> = raw.lines().collect();
         let mut by_type: BTreeMap<Option<MemoryType>, Vec<(SystemTime, String, String)>> =
             BTreeMap::new();
@@ -392,12 +387,7 @@ impl<Tz: TimeZone> Planner<'_, Tz> {
     /// `feedback` memory, whose rewrite waits for a person while the index edit would not.
     fn move_entry_details(&mut self, index_file: &str, raw: &str) -> Result<(String, Vec<String>)> {
         let dir = index::parent_of(index_file).to_owned();
-        let memories: BTreeMap<String, usize> = self
-            .live_memories()
-            .into_iter()
-            .filter(|&i| self.files[i].index == index_file)
-            .map(|i| (self.files[i].rel.clone(), i))
-            .collect();
+        let memories = self.memories_of_index(index_file);
         let entries = entries_by_line(raw);
         let skip = frontmatter_lines(raw);
         // Which memory each detail line belongs to.

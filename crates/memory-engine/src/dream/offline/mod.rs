@@ -322,6 +322,15 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
             .collect()
     }
 
+    /// The live memories of `index_file`'s dir, by path relative to the memory dir.
+    fn memories_of_index(&self, index_file: &str) -> BTreeMap<String, usize> {
+        self.live_memories()
+            .into_iter()
+            .filter(|&i| self.files[i].index == index_file)
+            .map(|i| (self.files[i].rel.clone(), i))
+            .collect()
+    }
+
     /// `index_file` and the topic indexes beside it, the files that list its dir's memories.
     fn listing_files(&self, index_file: &str) -> Vec<String> {
         let mut files = vec![index_file.to_owned()];
