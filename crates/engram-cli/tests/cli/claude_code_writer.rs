@@ -66,7 +66,7 @@ fn claude_code_imitator_child() {
     wait_for(&dir.join("go"));
     think();
     let file = format!("project_claude_{round}.md");
-    let body = Xorshift(0xb0d7 ^ round as u64).words(14);
+    let body = coined_words(&mut Xorshift(0xb0d7 ^ round as u64), 14);
     write_in_place(
         &memory.join(&file),
         &format!(
@@ -151,6 +151,24 @@ fn debug_history(s: &Sandbox, memory: &Path, marker: &str) -> String {
         .join("\n")
 }
 
+/// `n` made-up words (three random syllables each), so no two memories share their vocabulary:
+/// memories drawn from one small word list read as near-duplicates, and the dream would rightly
+/// fold them — which is not what this test is about.
+fn coined_words(rng: &mut Xorshift, n: usize) -> String {
+    const SYLLABLES: [&str; 16] = [
+        "ka", "lo", "mi", "nu", "pe", "ra", "si", "to", "vu", "ze", "bo", "di", "fa", "gu", "he",
+        "jo",
+    ];
+    (0..n)
+        .map(|_| {
+            (0..3)
+                .map(|_| SYLLABLES[rng.below(SYLLABLES.len())])
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn topic(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n{body}\n")
 }
@@ -166,12 +184,12 @@ fn claude_code_and_engram_writing_at_once_lose_nothing_in_two_hundred_rounds() {
     let work = s.root().join("writers");
     let memory = work.join("mem");
     fs::create_dir_all(&memory).expect("mem");
-    // Every body is different random words: the dream finds no duplicates to fold.
+    // Every body is words of its own: the dream finds no duplicates to fold.
     let mut words = Xorshift(0x5eed_5eed);
     let mut index = String::new();
     for i in 0..20 {
         let file = format!("project_seed_{i}.md");
-        let body = words.words(14);
+        let body = coined_words(&mut words, 14);
         fs::write(
             memory.join(&file),
             topic(&format!("Seed {i}"), "a seed", &body),
@@ -192,7 +210,11 @@ fn claude_code_and_engram_writing_at_once_lose_nothing_in_two_hundred_rounds() {
         // "yesterday" is one of the changes it may find).
         let seed = round % 20;
         let edited = format!("edited in round {round}");
-        let (body_a, body_b, body_seed) = (words.words(14), words.words(14), words.words(14));
+        let (body_a, body_b, body_seed) = (
+            coined_words(&mut words, 14),
+            coined_words(&mut words, 14),
+            coined_words(&mut words, 14),
+        );
         let remember = |name: &str, description: &str, body: &str| {
             s.command(&[
                 "remember",
