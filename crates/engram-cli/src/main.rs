@@ -14,7 +14,7 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use commands::{Context, GlobalArgs, Status};
 
@@ -92,6 +92,9 @@ enum Command {
     Usage(commands::usage::Args),
     /// Serve the project's memory and sessions over MCP (stdio); install it into Claude Code.
     Mcp(commands::mcp::Args),
+    /// Print shell completions or the man page (for packagers).
+    #[command(hide = true)]
+    Generate(commands::generate::Args),
 }
 
 fn main() -> ExitCode {
@@ -128,6 +131,7 @@ fn main() -> ExitCode {
         Command::Stranded(args) => commands::stranded::run(&context, args),
         Command::Usage(args) => commands::usage::run(&context, args),
         Command::Mcp(args) => commands::mcp::run(&context, args),
+        Command::Generate(args) => commands::generate::run(Cli::command(), args),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

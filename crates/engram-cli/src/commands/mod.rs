@@ -6,6 +6,7 @@ pub mod changes;
 pub mod dream;
 pub mod extract;
 pub mod forget;
+pub mod generate;
 pub mod history;
 pub mod hook;
 pub mod hooks;

@@ -16,6 +16,7 @@ mod crash;
 mod crash_applies;
 mod dream;
 mod extract;
+mod generate;
 mod history;
 mod hook_socket;
 mod hostile;
