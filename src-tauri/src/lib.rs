@@ -127,10 +127,7 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
     .setup(|app| {
         restore_window(app.handle());
         background::start(app.handle());
-        // A desktop without a tray host (some Linux sessions, Xvfb) still gets the window.
-        if let Err(error) = tray::install(app.handle()) {
-            eprintln!("engram-app: no tray icon: {error}");
-        }
+        install_tray(app.handle());
         Ok(())
     })
     .on_window_event(remember_window)
@@ -143,6 +140,24 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
         }
     });
     Ok(())
+}
+
+/// Adds the tray icon where the system can show one. Where its library is missing (building the
+/// tray would panic) or building it fails, the app runs without it — closing the window then
+/// quits — and says why on stderr and in the window ([`AppState::no_tray`]). A desktop without a
+/// tray host (some Linux sessions, Xvfb) builds the tray fine and simply does not show it.
+fn install_tray<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let why = match tray::missing_library() {
+        Some(why) => why,
+        None => match tray::install(app) {
+            Ok(()) => return,
+            Err(error) => {
+                format!("No tray icon: {error}. Engram runs only while this window is open.")
+            }
+        },
+    };
+    eprintln!("engram-app: {why}");
+    app.state::<AppState>().set_no_tray(why);
 }
 
 /// Gives the main window the size it had when the app last closed.

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use memory_engine::{Engine, MemoryDir, MemoryDirWatch};
 
@@ -21,6 +21,8 @@ pub struct AppState {
     prefs: Mutex<Prefs>,
     /// Bumped by every window resize: a delayed save runs only if no resize came after it.
     window_changes: AtomicU64,
+    /// Set when the app runs without its tray icon: why, in words for the window.
+    no_tray: OnceLock<String>,
 }
 
 /// The open project's watcher, and which request may install one. Starting a watcher takes a
@@ -57,6 +59,7 @@ impl AppState {
             watch: Mutex::new(WatchSlot::default()),
             prefs: Mutex::new(prefs),
             window_changes: AtomicU64::new(0),
+            no_tray: OnceLock::new(),
         }
     }
 
@@ -66,6 +69,16 @@ impl AppState {
 
     pub fn demo(&self) -> Option<&DemoHome> {
         self.demo.as_ref()
+    }
+
+    /// Notes that the app runs without its tray, and why (the first reason given is kept).
+    pub fn set_no_tray(&self, why: String) {
+        let _ = self.no_tray.set(why);
+    }
+
+    /// Why the app runs without its tray, if it does.
+    pub fn no_tray(&self) -> Option<&str> {
+        self.no_tray.get().map(String::as_str)
     }
 
     /// The memory dir of `project`, a project name as `list_projects` reports it. Anything but

@@ -8,6 +8,10 @@
 //! (the mock runtime of tests panics), and under Xvfb it has no host to show in. What a menu item
 //! does is decided by [`TrayAction::from_id`], and what the lines say by [`status_text`],
 //! [`usage_text`], [`sync_text`] and [`dream_now_text`]: plain functions that tests cover without a desktop.
+//!
+//! On Linux the tray needs libayatana-appindicator3 (or the older libappindicator3), which Tauri
+//! loads only when the tray is built — and then panics when neither is installed.
+//! [`missing_library`] asks first, so the app starts without a tray instead, and says so.
 
 use memory_engine::llm::usage::{format_tokens, BudgetStatus};
 use memory_engine::sync::SyncStatus;
@@ -118,6 +122,45 @@ pub fn dream_now_text(project: Option<&str>, over_budget: bool) -> String {
         (Some(project), true) => format!("Dream now offline: {project} (token budget reached)"),
         (None, _) => "Dream now (open a project first)".to_owned(),
     }
+}
+
+/// The libraries the tray can use on Linux, in the order Tauri's tray (the `libappindicator`
+/// crate) tries them.
+pub const TRAY_LIBRARIES: [&str; 2] = ["libayatana-appindicator3.so.1", "libappindicator3.so.1"];
+
+/// Why this system cannot show the tray, in words for the user; `None` when it can. Only Linux
+/// loads a tray library at run time; elsewhere the answer is always `None`.
+pub fn missing_library() -> Option<String> {
+    if !cfg!(target_os = "linux") || TRAY_LIBRARIES.iter().any(|name| loads(name)) {
+        return None;
+    }
+    Some(format!(
+        "No tray icon: neither {} nor {} is installed, so Engram runs only while this window \
+         is open. Install libayatana-appindicator3-1 and restart Engram to keep it in the tray.",
+        TRAY_LIBRARIES[0], TRAY_LIBRARIES[1]
+    ))
+}
+
+/// Whether the dynamic loader finds and loads library `name`, as the tray would.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn loads(name: &str) -> bool {
+    // SAFETY: loading runs the library's initialisers; these are the very libraries, under the
+    // very names, that the tray loads next in this process, so nothing runs that would not run
+    // anyway. No symbol is looked up or called here.
+    match unsafe { libloading::Library::new(name) } {
+        Ok(library) => {
+            // Kept loaded: the tray uses it next, and a GTK library is not safe to unload.
+            std::mem::forget(library);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn loads(_name: &str) -> bool {
+    true
 }
 
 /// The menu items whose text or state changes, managed once the tray is installed (its presence
@@ -254,6 +297,12 @@ pub fn show_main_window<R: Runtime>(app: &AppHandle<R>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_library_the_loader_cannot_find_does_not_load_and_one_it_can_does() {
+        assert!(!loads("libengram-no-such-library.so.1"));
+        assert!(loads("libc.so.6"), "the C library is always there");
+    }
 
     #[test]
     fn every_action_round_trips_through_its_menu_id() {

@@ -24,6 +24,9 @@ pub struct AppInfo {
     pub demo: Option<DemoInfo>,
     /// The project last opened, to reopen at start.
     pub last_project: Option<String>,
+    /// Set when the app runs without its tray icon (no tray library on this system, or the
+    /// tray failed to start): why, and what to install, in words for the user.
+    pub no_tray: Option<String>,
 }
 
 #[derive(Debug, Serialize, TS)]
@@ -54,5 +57,6 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
             missing_home: demo.missing_home.clone(),
         }),
         last_project: state.prefs().last_project.clone(),
+        no_tray: state.no_tray().map(str::to_owned),
     }
 }

@@ -89,12 +89,32 @@ impl TauriDriver {
 
     /// A WebDriver session on a fresh app process reading `claude_home`.
     pub async fn session(&self, claude_home: &Path) -> Client {
+        self.session_through(
+            Path::new(env!("CARGO_BIN_EXE_engram-app")),
+            &[],
+            claude_home,
+        )
+        .await
+    }
+
+    /// A WebDriver session on a fresh app process reading `claude_home`, started through
+    /// `launcher` (a program that runs its arguments: `launcher [launcher_args…] engram-app
+    /// --claude-dir DIR`), to start the app in an environment a test arranges.
+    pub async fn session_through(
+        &self,
+        launcher: &Path,
+        launcher_args: &[&str],
+        claude_home: &Path,
+    ) -> Client {
+        let app = env!("CARGO_BIN_EXE_engram-app");
+        let mut args: Vec<serde_json::Value> = launcher_args.iter().map(|a| json!(a)).collect();
+        if launcher != Path::new(app) {
+            args.push(json!(app));
+        }
+        args.extend([json!("--claude-dir"), json!(claude_home)]);
         let capabilities = json!({
             "browserName": "wry",
-            "tauri:options": {
-                "application": env!("CARGO_BIN_EXE_engram-app"),
-                "args": ["--claude-dir", claude_home],
-            },
+            "tauri:options": { "application": launcher, "args": args },
         });
         let serde_json::Value::Object(capabilities) = capabilities else {
             unreachable!("a JSON object literal")

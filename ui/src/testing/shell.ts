@@ -83,6 +83,7 @@ export function appInfo(overrides: Partial<AppInfo> = {}): AppInfo {
     engramHome: "/home/ada/.local/share/engram",
     demo: null,
     lastProject: null,
+    noTray: null,
     ...overrides,
   };
 }

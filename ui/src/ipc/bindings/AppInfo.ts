@@ -20,4 +20,9 @@ demo: DemoInfo | null,
 /**
  * The project last opened, to reopen at start.
  */
-lastProject: string | null, };
+lastProject: string | null, 
+/**
+ * Set when the app runs without its tray icon (no tray library on this system, or the
+ * tray failed to start): why, and what to install, in words for the user.
+ */
+noTray: string | null, };

@@ -170,6 +170,24 @@ describe("the Projects view", () => {
     expect(screen.getByText("Demo", { selector: ".demo-tag" })).toBeTruthy();
   });
 
+  it("says in the sidebar when the app runs without its tray icon, and nothing when it has one", async () => {
+    const why =
+      "No tray icon: neither libayatana-appindicator3.so.1 nor libappindicator3.so.1 is installed, so Engram runs only while this window is open.";
+    mockShell({ app_info: () => appInfo({ noTray: why }), list_projects: () => [projectSummary()] });
+    const { unmount } = render(App);
+
+    const notice = await screen.findByTestId("no-tray");
+    expect(notice.textContent).toContain("No tray icon");
+    expect(notice.textContent).toContain("Neither libayatana-appindicator3.so.1");
+    expect(notice.textContent).toContain("runs only while this window is open");
+    unmount();
+
+    shell(() => [projectSummary()]);
+    render(App);
+    await screen.findByText("/path/to/Demo");
+    expect(screen.queryByTestId("no-tray")).toBeNull();
+  });
+
   it("jumps to a project with Ctrl+O, typing and Enter", async () => {
     const calls = shell(() => [projectSummary(), projectSummary({ name: "-srv-api", path: "/srv/api" })], {
       search_memories: () => [],
