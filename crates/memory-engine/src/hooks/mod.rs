@@ -331,9 +331,11 @@ pub fn is_engram_prompt_command(command: &str) -> bool {
 /// Where Engram's hooks stand in `settings.json`. The top-level `event`, `installed`, `command`
 /// and `expectedCommand` are the prompt hook's (the first Engram installed); `upToDate` says
 /// whether every hook is installed with the expected command; `hooks` has each one.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookStatus {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub settings_file: PathBuf,
     pub event: &'static str,
     pub installed: bool,
@@ -344,11 +346,13 @@ pub struct HookStatus {
     /// Every Engram hook is installed with exactly the expected command.
     pub up_to_date: bool,
     /// Backups Engram made of this file, newest first.
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
     pub backups: Vec<PathBuf>,
     /// Each hook Engram installs.
     pub hooks: Vec<SingleHookStatus>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SingleHookStatus {
@@ -359,6 +363,7 @@ pub struct SingleHookStatus {
     pub up_to_date: bool,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HookAction {
@@ -369,17 +374,39 @@ pub enum HookAction {
 }
 
 /// What `install` or `uninstall` did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HookChange {
     pub action: HookAction,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub settings_file: PathBuf,
     /// The prompt hook's command (see `commands` for every hook's).
     pub command: String,
     /// The commands installed or removed, one per hook.
     pub commands: Vec<String>,
     /// The copy of the previous file (none when nothing changed or there was no file).
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub backup: Option<PathBuf>,
+}
+
+/// What installing Engram's hooks would do to `settings.json`, to show before doing it
+/// ([`Engine::plan_hooks_install`]); [`Engine::install_planned_hooks`] then writes exactly this.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookPlan {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub settings_file: PathBuf,
+    /// `installed` (added), `updated` (an older command replaced) or `unchanged` (nothing to
+    /// write).
+    pub action: HookAction,
+    /// The commands that would be installed, one per hook.
+    pub commands: Vec<String>,
+    /// A unified diff of the file, before and after; empty when unchanged.
+    pub diff: String,
+    /// The content hash of the file the plan was made from (`None`: there is no file yet).
+    pub base: Option<String>,
 }
 
 /// One Engram command found in the settings: the path of its `command` string node.
@@ -642,10 +669,52 @@ impl Engine {
         })
     }
 
-    /// Adds (or updates) Engram's hooks, run by `program`. Idempotent.
-    pub fn install_hooks(&self, program: &Path) -> Result<HookChange> {
+    /// What [`Engine::install_hooks`] would write, as a diff, without writing anything.
+    pub fn plan_hooks_install(&self, program: &Path) -> Result<HookPlan> {
         let path = self.claude_settings_path();
         let original = self.read_settings_text()?;
+        let (updated, action) = installed_text(&path, original.as_deref(), program)?;
+        let name = path.display().to_string();
+        Ok(HookPlan {
+            diff: crate::diff::unified_diff(
+                &name,
+                &name,
+                original.as_deref().unwrap_or_default(),
+                &updated,
+            ),
+            base: original
+                .as_deref()
+                .map(|t| disk::content_hash(t.as_bytes())),
+            commands: ENGRAM_HOOKS.iter().map(|h| h.command(program)).collect(),
+            settings_file: path,
+            action,
+        })
+    }
+
+    /// Installs Engram's hooks as planned from the file whose content hash was `base` (`None`:
+    /// no file): if `settings.json` changed since the plan was shown, nothing is written and
+    /// [`Error::Conflict`] names the file, so what lands is exactly the diff the user saw.
+    pub fn install_planned_hooks(&self, program: &Path, base: Option<&str>) -> Result<HookChange> {
+        let original = self.read_settings_text()?;
+        let now = original
+            .as_deref()
+            .map(|t| disk::content_hash(t.as_bytes()));
+        if now.as_deref() != base {
+            return Err(Error::Conflict(self.claude_settings_path()));
+        }
+        self.install_hooks_over(program, original)
+    }
+
+    /// Adds (or updates) Engram's hooks, run by `program`. Idempotent.
+    pub fn install_hooks(&self, program: &Path) -> Result<HookChange> {
+        let original = self.read_settings_text()?;
+        self.install_hooks_over(program, original)
+    }
+
+    /// Installs Engram's hooks over `original`, the settings text just read (`write_settings`
+    /// refuses if the file moves on before the write).
+    fn install_hooks_over(&self, program: &Path, original: Option<String>) -> Result<HookChange> {
+        let path = self.claude_settings_path();
         let commands: Vec<String> = ENGRAM_HOOKS.iter().map(|h| h.command(program)).collect();
         let change = |action, backup| HookChange {
             action,
@@ -899,6 +968,78 @@ mod tests {
         );
         assert!(!is_recall_query("  continue \n"));
         assert!(is_recall_query("fix the bug"));
+    }
+
+    #[test]
+    fn the_plan_shows_the_diff_and_writes_nothing_then_installs_exactly_that() {
+        let original = "{\n  \"theme\": \"dark\"\n}\n";
+        let (home, engine) = home_with_settings(original);
+        let settings = home.path().join("settings.json");
+        let plan = engine.plan_hooks_install(Path::new(EXE)).expect("plan");
+        assert_eq!(plan.action, HookAction::Installed);
+        assert_eq!(plan.settings_file, settings);
+        for command in [command(), format!("{EXE} hook stop")] {
+            assert!(
+                plan.diff
+                    .lines()
+                    .any(|line| line.starts_with('+') && line.contains(&command)),
+                "{command} added: {}",
+                plan.diff
+            );
+        }
+        assert!(plan.diff.contains("\"theme\": \"dark\""), "{}", plan.diff);
+        assert_eq!(
+            fs::read_to_string(&settings).expect("read"),
+            original,
+            "a plan writes nothing"
+        );
+
+        engine
+            .install_planned_hooks(Path::new(EXE), plan.base.as_deref())
+            .expect("install as planned");
+        let after = fs::read_to_string(&settings).expect("read");
+        assert_eq!(
+            crate::diff::unified_diff(
+                &settings.display().to_string(),
+                &settings.display().to_string(),
+                original,
+                &after
+            ),
+            plan.diff,
+            "what landed is the diff that was shown"
+        );
+        let again = engine.plan_hooks_install(Path::new(EXE)).expect("plan");
+        assert_eq!(again.action, HookAction::Unchanged);
+        assert_eq!(again.diff, "");
+    }
+
+    #[test]
+    fn a_planned_install_is_refused_when_the_file_changed_since_the_plan() {
+        let (home, edited) = home_with_settings("{\"theme\": \"dark\"}\n");
+        let settings = home.path().join("settings.json");
+        let plan = edited.plan_hooks_install(Path::new(EXE)).expect("plan");
+        // Claude Code writes the file while the plan is on screen.
+        fs::write(&settings, "{\"theme\": \"light\"}\n").expect("edit");
+        let error = edited
+            .install_planned_hooks(Path::new(EXE), plan.base.as_deref())
+            .expect_err("the file moved on");
+        assert!(
+            matches!(&error, Error::Conflict(path) if *path == settings),
+            "{error}"
+        );
+        assert_eq!(
+            fs::read_to_string(&settings).expect("read"),
+            "{\"theme\": \"light\"}\n"
+        );
+
+        // A plan made when there was no file does not apply over one that appeared.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fresh = engine(dir.path());
+        let plan = fresh.plan_hooks_install(Path::new(EXE)).expect("plan");
+        assert_eq!(plan.base, None);
+        fs::create_dir_all(dir.path().join("claude")).expect("home");
+        fs::write(fresh.claude_settings_path(), "{}\n").expect("appears");
+        assert!(fresh.install_planned_hooks(Path::new(EXE), None).is_err());
     }
 
     #[test]
