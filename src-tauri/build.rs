@@ -6,6 +6,11 @@
 /// Every `#[tauri::command]` registered in `lib.rs`; a command missing here cannot be allowed.
 const COMMANDS: &[&str] = &[
     "app_info",
+    "first_run",
+    "plan_hooks_install",
+    "install_planned_hooks",
+    "uninstall_hooks",
+    "set_onboarded",
     "local_model_status",
     "fetch_local_model",
     "embed_all_memories",

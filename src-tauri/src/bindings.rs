@@ -20,6 +20,9 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     // What commands return or take, and what events carry; their field types follow.
     crate::error::WireError::export_all_to(dir)?;
     crate::commands::home::AppInfo::export_all_to(dir)?;
+    crate::commands::onboarding::FirstRun::export_all_to(dir)?;
+    engine::hooks::HookPlan::export_all_to(dir)?;
+    engine::hooks::HookChange::export_all_to(dir)?;
     crate::commands::settings::LocalModelStatus::export_all_to(dir)?;
     crate::commands::settings::ModelFetchProgress::export_all_to(dir)?;
     engine::EmbedAllProgress::export_all_to(dir)?;

@@ -35,6 +35,11 @@ pub const MAIN_WINDOW: &str = "main";
 pub fn builder<R: Runtime>(base: Builder<R>, state: AppState) -> Builder<R> {
     base.manage(state).invoke_handler(tauri::generate_handler![
         commands::home::app_info,
+        commands::onboarding::first_run,
+        commands::onboarding::plan_hooks_install,
+        commands::onboarding::install_planned_hooks,
+        commands::onboarding::uninstall_hooks,
+        commands::onboarding::set_onboarded,
         commands::settings::local_model_status,
         commands::settings::fetch_local_model,
         commands::settings::embed_all_memories,

@@ -1,5 +1,6 @@
-//! What the window remembers between launches: its size and the project last open. Kept in
-//! `<engram home>/app-state.json` (Engram's own data dir, never a memory dir), written atomically.
+//! What the window remembers between launches: its size, the project last open, and whether the
+//! first run is over. Kept in `<engram home>/app-state.json` (Engram's own data dir, never a
+//! memory dir), written atomically; a field missing from the file is taken as its default.
 //!
 //! This is convenience state: a missing, unreadable or garbled file means "nothing remembered"
 //! and never stops the app from starting; a failed write is reported on stderr and otherwise
@@ -15,13 +16,15 @@ const FILE_NAME: &str = "app-state.json";
 const MIN_REMEMBERED: (u32, u32) = (480, 320);
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Prefs {
     /// Inner size in logical pixels.
     pub window: Option<WindowSize>,
     pub maximized: bool,
     /// The directory name (under `<claude home>/projects/`) of the project last opened.
     pub last_project: Option<String>,
+    /// The first run (onboarding) was finished or skipped; Settings clears it to show it again.
+    pub onboarded: bool,
     #[serde(skip)]
     path: PathBuf,
 }
@@ -94,6 +97,23 @@ mod tests {
         assert_eq!(prefs.last_project, None);
         prefs.save().expect("a garbled file is replaced, not kept");
         assert!(Prefs::load(home.path()).last_project.is_none());
+    }
+
+    #[test]
+    fn the_first_run_is_over_once_marked_and_a_file_without_the_mark_keeps_the_rest() {
+        let home = tempfile::tempdir().expect("temp dir");
+        // Written before the mark existed (or by the e2e harness with the mark alone).
+        std::fs::write(
+            home.path().join(FILE_NAME),
+            r#"{"lastProject": "-path-to-Demo"}"#,
+        )
+        .expect("write");
+        let mut prefs = Prefs::load(home.path());
+        assert!(!prefs.onboarded, "no mark: the first run shows");
+        assert_eq!(prefs.last_project.as_deref(), Some("-path-to-Demo"));
+        prefs.onboarded = true;
+        prefs.save().expect("saved");
+        assert!(Prefs::load(home.path()).onboarded);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod fix;
 pub mod history;
 pub mod home;
 pub mod memory;
+pub mod onboarding;
 pub mod projects;
 pub mod recall;
 pub mod sessions;

@@ -21,6 +21,7 @@ import { fixCommands } from "./fix";
 import { historyCommands } from "./history";
 import { homeCommands } from "./home";
 import { memoryCommands } from "./memory";
+import { onboardingCommands } from "./onboarding";
 import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
@@ -151,6 +152,7 @@ describe("the ipc files and the shell's commands", () => {
   it("build `commands` without one area's method hiding another's", () => {
     const areas = [
       homeCommands,
+      onboardingCommands,
       projectsCommands,
       memoryCommands,
       editorCommands,

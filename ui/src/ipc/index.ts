@@ -20,6 +20,7 @@ import { fixCommands } from "./fix";
 import { historyCommands } from "./history";
 import { homeCommands } from "./home";
 import { memoryCommands } from "./memory";
+import { onboardingCommands } from "./onboarding";
 import { projectsCommands } from "./projects";
 import { recallCommands } from "./recall";
 import { sessionsCommands } from "./sessions";
@@ -109,10 +110,15 @@ export type { SessionHit } from "./bindings/SessionHit";
 export type { ToolResult } from "./bindings/ToolResult";
 export type { ToolUse } from "./bindings/ToolUse";
 export type { TranscriptPage } from "./bindings/TranscriptPage";
+export type { FirstRun } from "./bindings/FirstRun";
+export type { HookChange } from "./bindings/HookChange";
+export type { HookPlan } from "./bindings/HookPlan";
+export type { HookStatus } from "./bindings/HookStatus";
 
 /** A project is named by its directory under `<claude home>/projects/` (`ProjectSummary.name`). */
 export const commands = {
   ...homeCommands,
+  ...onboardingCommands,
   ...projectsCommands,
   ...memoryCommands,
   ...editorCommands,

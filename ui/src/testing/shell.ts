@@ -34,6 +34,16 @@ const BACKGROUND_HANDLERS: Record<string, Handler> = {
   }),
   mcp_server_status: () => mcpStatus(),
   sync_settings: () => ({ remote: "", branch: null, auto: false }),
+  // The first run is over, as in a data dir Engram has used before.
+  first_run: () => ({
+    needed: false,
+    claudeHome: HOME,
+    claudeHomeExists: true,
+    projects: 0,
+    memories: 0,
+    hooks: null,
+    engramCommand: null,
+  }),
 };
 
 /** Engram's MCP server as Settings shows it: not installed unless `overrides` say so. */
