@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -42,8 +43,23 @@ impl TauriDriver {
         TauriDriver::start_with(work, &[])
     }
 
-    /// A driver whose apps also get `env` (a desktop setting such as the GTK theme).
+    /// A driver whose apps also get `env` (a desktop setting such as the GTK theme). Their
+    /// Engram home has the first run marked over, as after a user's first start, so the setup
+    /// dialog does not cover the screens under test.
     pub fn start_with(work: &Path, env: &[(&str, &str)]) -> TauriDriver {
+        let engram_home = work.join("engram-home");
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&engram_home)
+            .expect("engram home");
+        fs::write(engram_home.join("app-state.json"), r#"{"onboarded": true}"#)
+            .expect("first run over");
+        TauriDriver::start_first_run(work, env)
+    }
+
+    /// A driver whose apps start with no Engram data at all: the first run shows.
+    pub fn start_first_run(work: &Path, env: &[(&str, &str)]) -> TauriDriver {
         let (port, native_port) = (free_port(), free_port());
         let log = work.join("tauri-driver.log");
         let output = fs::File::create(&log).expect("driver log");
