@@ -145,6 +145,10 @@ fn the_man_pages_render_and_every_page_named_exists() {
         }
     }
     assert!(!dir.join("engram-generate.1").exists());
+    // The newest commands have their pages too (the list above comes from --help).
+    for name in ["engram-mcp.1", "engram-mcp-install.1", "engram-usage.1"] {
+        assert!(dir.join(name).is_file(), "{name} missing");
+    }
 
     let refused = sandbox.run(&["generate", "man"]);
     assert_eq!(exit_code(&refused), 2, "man pages need --dir");
