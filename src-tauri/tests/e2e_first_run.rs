@@ -160,6 +160,10 @@ async fn the_first_run_finds_the_home_installs_the_hooks_as_shown_and_is_not_sho
     .await;
     client.close_window().await.expect("close the window");
     let _ = client.close().await;
+    // Started while the first app still holds its single-instance name, the next one would only
+    // hand its arguments over and exit (seen on a loaded machine).
+    let engram_home = work.path().join("engram-home");
+    wait_until(|| app_processes(&engram_home).is_empty().then_some(())).await;
 
     // The next start goes straight to the projects; Settings shows the setup again and
     // removes the hooks.

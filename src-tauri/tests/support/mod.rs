@@ -330,3 +330,35 @@ pub async fn screenshot(client: &Client, name: &str) {
     fs::create_dir_all(&dir).expect("screenshot dir");
     fs::write(dir.join(name), png).expect("write screenshot");
 }
+
+/// The ids of the `engram-app` processes using `engram_home` (this test's own apps only).
+pub fn app_processes(engram_home: &Path) -> Vec<u32> {
+    let wanted = format!("ENGRAM_HOME={}", engram_home.display());
+    let binary = fs::canonicalize(env!("CARGO_BIN_EXE_engram-app")).expect("the app binary");
+    let mut pids: Vec<u32> = fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary)
+                && process_env(*pid)
+                    .iter()
+                    .any(|(k, v)| format!("{k}={v}") == wanted)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// The environment a process started with.
+pub fn process_env(pid: u32) -> Vec<(String, String)> {
+    fs::read(format!("/proc/{pid}/environ"))
+        .unwrap_or_default()
+        .split(|byte| *byte == 0)
+        .filter_map(|pair| {
+            let pair = String::from_utf8_lossy(pair);
+            let (key, value) = pair.split_once('=')?;
+            Some((key.to_owned(), value.to_owned()))
+        })
+        .collect()
+}

@@ -34,6 +34,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::LlmOverrides;
+use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::json_edit::{self, Node, Style};
