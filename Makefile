@@ -44,6 +44,7 @@ test: setup-test ui-test ui
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_agents -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_sync -- --ignored
 	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_first_run -- --ignored
+	$(XVFB) cargo test --locked -p engram-app $(CARGO_FEATURES) --test e2e_no_tray -- --ignored
 	$(MAKE) --no-print-directory soak SOAK_MINUTES=3
 
 # Release build: debug timings say nothing about what users get.
