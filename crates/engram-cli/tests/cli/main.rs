@@ -23,6 +23,7 @@ mod hostile;
 mod hostile_io;
 mod mcp;
 mod models;
+mod platform;
 mod recall_hooks;
 mod search_fix;
 mod sessions;

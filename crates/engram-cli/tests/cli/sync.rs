@@ -386,6 +386,31 @@ fn a_deletion_lands_only_where_the_file_is_unchanged_and_history_brings_it_back(
     assert_eq!(desktop.read("deploy.md").as_deref(), Some(DEPLOY));
 }
 
+/// Platforms row 13: a local file whose name Windows cannot hold (made by hand on Linux) is
+/// not pushed into the sync repository, named with the rule; the rest is.
+#[test]
+fn a_file_windows_cannot_hold_is_not_pushed_and_is_named() {
+    let (_tmp, remote, laptop, _desktop) = two_machines();
+    laptop.write("deploy.md", DEPLOY);
+    laptop.write("aux.md", DEPLOY);
+    let pushed = laptop.json(&["sync", "push"]);
+    assert_eq!(files(&pushed), [format!("{APP}/deploy.md")], "{pushed}");
+    assert_eq!(
+        pushed["skipped"][0]["file"],
+        format!("{APP}/aux.md"),
+        "{pushed}"
+    );
+    assert!(
+        pushed["skipped"][0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("Windows device name"),
+        "{pushed}"
+    );
+    assert!(!remote_files(&remote).iter().any(|f| f.ends_with("aux.md")));
+    assert!(laptop.read("aux.md").is_some(), "the local file is kept");
+}
+
 #[test]
 fn a_secret_is_never_pushed_and_the_file_is_named() {
     let (_tmp, remote, laptop, desktop) = two_machines();

@@ -334,6 +334,35 @@ mod tests {
         );
     }
 
+    /// Platforms row 13: a model may not create a file Windows cannot hold; a file that already
+    /// has such a name (made on Linux) is still read and edited.
+    #[test]
+    fn a_new_file_windows_cannot_hold_is_denied_but_an_existing_one_is_edited() {
+        let (_dir, mut ws) = workspace();
+        for path in [
+            "con.md",
+            "notes:ads.md",
+            "why?.md",
+            "notes./x.md",
+            "team/LPT1.md",
+        ] {
+            let out = ws.run("write", &json!({"path": path, "content": "x\n"}));
+            assert_eq!(out.decision, ToolDecision::Denied, "{path}: {}", out.output);
+            assert!(out.output.contains("Windows"), "{path}: {}", out.output);
+        }
+        assert!(ws.set.changes.is_empty(), "nothing staged");
+        fs::write(ws.root.join("aux.md"), "old\n").expect("legacy file");
+        let out = ws.run("read", &json!({"path": "aux.md"}));
+        assert_eq!(out.output, "old\n");
+        let out = ws.run(
+            "edit",
+            &json!({"path": "aux.md", "old_string": "old", "new_string": "new"}),
+        );
+        assert!(!out.is_error, "{}", out.output);
+        let out = ws.run("write", &json!({"path": "aux.md", "content": "again\n"}));
+        assert!(!out.is_error, "{}", out.output);
+    }
+
     #[test]
     fn edits_need_a_unique_match_unless_replacing_all() {
         let (_dir, mut ws) = workspace();

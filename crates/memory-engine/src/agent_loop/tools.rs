@@ -486,6 +486,13 @@ impl Workspace {
                 format!("{rel}: is a directory"),
             ));
         }
+        // A new file's name must be one every OS can hold; an existing one is kept as it is.
+        let is_new = self.set.staged_content(&rel).is_none()
+            && fs::symlink_metadata(self.root.join(&rel)).is_err();
+        if is_new {
+            crate::platform::names::check_portable_key(&rel)
+                .map_err(|e| Refusal::Denied(e.to_string()))?;
+        }
         let bytes = content.len();
         self.set
             .stage_write(&rel, content, &self.reason)

@@ -494,7 +494,8 @@ pub(crate) fn check_team_key(rel: &str) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a name for a *new* memory file that the index's `[Title](file)` link cannot carry
+/// Refuses a name for a *new* memory file that Windows cannot hold
+/// ([`crate::platform::names`]) or that the index's `[Title](file)` link cannot carry
 /// (whitespace, control characters, `()[]<>#`): its line would dangle and the file stay an
 /// orphan that no fix can pair up again. Existing files with such names (written by hand or by
 /// Claude Code) stay readable; only Engram does not create them.
@@ -507,7 +508,7 @@ pub(crate) fn check_linkable_name(file: &str) -> Result<()> {
             "memory file {file:?}: contains {c:?}, which an index link cannot carry; use \
              letters, digits, '-', '_' and '.'"
         ))),
-        None => Ok(()),
+        None => crate::platform::names::check_portable_key(file),
     }
 }
 
@@ -1138,5 +1139,23 @@ mod tests {
         assert_eq!(slug("!!!"), "memory");
         assert!(slug(&"word ".repeat(40)).chars().count() <= MAX_SLUG_CHARS);
         assert!(!slug(&"word ".repeat(40)).ends_with('_'));
+        // The names Engram derives hold on Windows too (platforms row 13).
+        for name in [
+            "CON",
+            "nul",
+            "Com1",
+            "a: b.",
+            "what?",
+            "x|y*z",
+            "trailing. ",
+            "\tLPT9",
+        ] {
+            let file = format!("project_{}.md", slug(name));
+            assert_eq!(
+                crate::platform::names::windows_key_rule(&file),
+                None,
+                "{name:?} → {file}"
+            );
+        }
     }
 }

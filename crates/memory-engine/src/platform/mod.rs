@@ -19,6 +19,7 @@
 //! | [`fs::sync_filesystem`] | `syncfs` | `false`: per-file `fsync` | `false`: per-file flush |
 //! | [`fs::is_symlink_loop`] | `ELOOP` | same | os error 1921 |
 //! | [`dirs::home_dir`] | `HOME`, else `USERPROFILE` | same | `USERPROFILE` first (as Node's `os.homedir`) |
+//! | [`names::check_portable_key`] | Windows' name rules, on purpose | same | the OS's own rules |
 //! | [`dirs::engram_data_dir`] | `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` | existing `~/.local/share/engram`, else `~/Library/Application Support/engram` | existing `~/.local/share/engram`, else `%LOCALAPPDATA%\engram` (`dirs`) |
 //!
 //! Other operating systems get the conservative answer: a PID counts as alive (a lock is never
@@ -30,6 +31,7 @@
 
 pub mod dirs;
 pub mod fs;
+pub mod names;
 pub mod process;
 
 /// The architecture rule of this module, checked on the source tree: outside `platform/`, no

@@ -133,6 +133,12 @@ impl Engine {
             let theirs = crate::disk::read_text(&from.join(&file))?;
             match set.read(&file)? {
                 None => {
+                    crate::platform::names::check_portable_key(&file).map_err(|e| {
+                        Error::InvalidInput(format!(
+                            "{}: {e}; rename it there to merge the store",
+                            from.display()
+                        ))
+                    })?;
                     set.stage_write(&file, theirs, "only in the stranded store: added")?;
                     added.push(file);
                 }

@@ -160,3 +160,38 @@ fn worktree_keyed_moved_and_subdirectory_stores_are_found_and_merged_for_review(
         "nothing left to merge"
     );
 }
+
+/// Platforms row 13: merging a stranded store would create a file Windows cannot hold in the
+/// live store: refused whole, naming the file and the rule; nothing is staged.
+#[test]
+fn a_stranded_file_windows_cannot_hold_is_not_merged_and_is_named() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = fs::canonicalize(tmp.path()).expect("real");
+    let engine = Engine::builder(Environment::empty().with("HOME", root.to_string_lossy()))
+        .claude_home(root.join(".claude"))
+        .engram_home(root.join("engram"))
+        .build();
+    let old = root.join("old");
+    let live = root.join("live");
+    fs::create_dir_all(&old).expect("old");
+    fs::create_dir_all(&live).expect("live");
+    fs::write(old.join("project_deploy.md"), DEPLOY).expect("deploy");
+    fs::write(old.join("aux.md"), DEPLOY).expect("aux");
+    let refused = engine
+        .stage_stranded_merge(&old, &live, "repo")
+        .expect_err("aux.md is a Windows device name");
+    let text = refused.to_string();
+    assert!(
+        text.contains("\"aux.md\"") && text.contains("Windows device name"),
+        "{text}"
+    );
+    assert!(
+        engine.staged_change_sets().expect("list").is_empty(),
+        "nothing staged"
+    );
+    fs::rename(old.join("aux.md"), old.join("project_aux.md")).expect("rename");
+    assert!(engine
+        .stage_stranded_merge(&old, &live, "repo")
+        .expect("stage")
+        .is_some());
+}

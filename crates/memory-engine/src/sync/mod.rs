@@ -682,6 +682,15 @@ impl Engine {
                 continue;
             }
             let rest = split_key(&key).map_or(key.as_str(), |(_, rest)| rest);
+            // The repository is checked out on the user's other machines, whatever their OS.
+            if let Some((name, rule)) = crate::platform::names::windows_key_rule(rest) {
+                let reason = format!(
+                    "{name:?} {}: not pushed, so the sync repository stays portable",
+                    rule.describe()
+                );
+                report.skipped.push(Skipped { file: key, reason });
+                continue;
+            }
             if let Some(secret) = crate::secrets::scan_shared_file(rest, content.as_bytes())
                 .into_iter()
                 .next()

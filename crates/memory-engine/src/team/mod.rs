@@ -12,6 +12,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::disk;
 use crate::error::{Error, Result};
+use crate::platform::names::{windows_key_rule, WindowsNameRule};
 
 /// The most a team memory file may hold.
 pub const MAX_TEAM_FILE_BYTES: usize = 250_000;
@@ -38,6 +39,22 @@ pub enum KeyRule {
     OutsideTeam,
     SymlinkOutsideTeam,
     DanglingSymlink,
+    /// A name in it breaks one of Windows' rules ([`crate::platform::names`]).
+    WindowsReservedCharacter,
+    WindowsControlCharacter,
+    WindowsDeviceName,
+    WindowsTrailingDotOrSpace,
+}
+
+impl From<WindowsNameRule> for KeyRule {
+    fn from(rule: WindowsNameRule) -> KeyRule {
+        match rule {
+            WindowsNameRule::ReservedCharacter => KeyRule::WindowsReservedCharacter,
+            WindowsNameRule::ControlCharacter => KeyRule::WindowsControlCharacter,
+            WindowsNameRule::DeviceName => KeyRule::WindowsDeviceName,
+            WindowsNameRule::TrailingDotOrSpace => KeyRule::WindowsTrailingDotOrSpace,
+        }
+    }
 }
 
 impl KeyRule {
@@ -59,6 +76,10 @@ impl KeyRule {
             KeyRule::OutsideTeam => "resolves outside team/",
             KeyRule::SymlinkOutsideTeam => "a symlink on its path leads outside team/",
             KeyRule::DanglingSymlink => "a symlink on its path is dangling or loops",
+            KeyRule::WindowsReservedCharacter => WindowsNameRule::ReservedCharacter.describe(),
+            KeyRule::WindowsControlCharacter => WindowsNameRule::ControlCharacter.describe(),
+            KeyRule::WindowsDeviceName => WindowsNameRule::DeviceName.describe(),
+            KeyRule::WindowsTrailingDotOrSpace => WindowsNameRule::TrailingDotOrSpace.describe(),
         }
     }
 }
@@ -183,6 +204,10 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
     // `notes/` or `notes/.` stays inside team/ but names a folder: nothing could be written there.
     if matches!(key.rsplit('/').next(), Some("" | "." | "..")) {
         return Err(refuse(KeyRule::NotAFileName));
+    }
+    // A team repository is checked out on every teammate's OS: Windows' rules hold everywhere.
+    if let Some((_, rule)) = windows_key_rule(key) {
+        return Err(refuse(rule.into()));
     }
     let path = crate::paths::normalize_lexically(&team_root.join(key));
     // On disk: the deepest existing ancestor (the path itself if it exists), with its symlinks

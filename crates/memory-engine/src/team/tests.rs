@@ -139,6 +139,13 @@ fn rules_are_named() {
     assert_eq!(rule("../x"), KeyRule::OutsideTeam);
     assert_eq!(rule("evil/x.md"), KeyRule::SymlinkOutsideTeam);
     assert_eq!(rule("loop-a/x.md"), KeyRule::DanglingSymlink);
+    assert_eq!(rule("aux.md"), KeyRule::WindowsDeviceName);
+    assert_eq!(rule("notes/Com3.txt.md"), KeyRule::WindowsDeviceName);
+    assert_eq!(rule("notes:ads.md"), KeyRule::WindowsReservedCharacter);
+    assert_eq!(rule("why?.md"), KeyRule::WindowsReservedCharacter);
+    assert_eq!(rule("notes./x.md"), KeyRule::WindowsTrailingDotOrSpace);
+    assert_eq!(rule("notes /x.md"), KeyRule::WindowsTrailingDotOrSpace);
+    assert_eq!(rule("tab\tx.md"), KeyRule::WindowsControlCharacter);
     assert!(validate_key(&team, "evil/x.md")
         .expect_err("x")
         .to_string()

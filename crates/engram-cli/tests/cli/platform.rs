@@ -1,0 +1,94 @@
+//! Operating-system rules that hold on every OS (`docs/platforms.md`), proven through the real
+//! `engram` binary on Linux.
+
+use std::fs;
+
+use crate::support::{exit_code, stderr, Sandbox};
+
+fn remember(s: &Sandbox, dir: &str, file: &str) -> std::process::Output {
+    s.run(&[
+        "remember",
+        "--type",
+        "project",
+        "--name",
+        "N",
+        "--description",
+        "d",
+        "--file",
+        file,
+        "--body",
+        "b",
+        "--memory-dir",
+        dir,
+    ])
+}
+
+/// Platforms row 13: a memory dir or team repository made on Linux must check out on Windows,
+/// so Engram never creates a name Windows cannot hold — and still reads one that exists.
+#[test]
+fn remember_and_team_check_refuse_names_windows_cannot_hold_but_existing_ones_stay_readable() {
+    let s = Sandbox::in_project("windows-names").with_engram_home();
+    let mem = s.root().join("mem");
+    fs::create_dir_all(mem.join("team")).expect("mkdir");
+    fs::write(mem.join("MEMORY.md"), "# Memory\n\n").expect("seed index");
+    let dir = mem.to_string_lossy().into_owned();
+    for (name, rule) in [
+        ("notes:stream.md", "alternate data stream"),
+        ("what?.md", "Windows forbids"),
+        ("a|b.md", "Windows forbids"),
+        ("say\"hi\".md", "Windows forbids"),
+        ("all*.md", "Windows forbids"),
+        ("con.md", "Windows device name"),
+        ("NUL.md", "Windows device name"),
+        ("Aux.md", "Windows device name"),
+        ("com1.md", "Windows device name"),
+        ("lpt9.md", "Windows device name"),
+        ("prn/notes.md", "Windows device name"),
+        ("notes./x.md", "ends in a dot or a space"),
+        ("team/nul.md", "Windows device name"),
+    ] {
+        let out = remember(&s, &dir, name);
+        assert_eq!(
+            exit_code(&out),
+            2,
+            "{name:?} must be refused: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(rule), "{name:?}: {}", stderr(&out));
+    }
+    assert_eq!(
+        fs::read_to_string(mem.join("MEMORY.md")).expect("index"),
+        "# Memory\n\n",
+        "nothing was written"
+    );
+    for (key, rule) in [
+        ("aux.md", "windows-device-name"),
+        ("notes:x.md", "windows-reserved-character"),
+        ("notes./x.md", "windows-trailing-dot-or-space"),
+        ("tab\tx.md", "windows-control-character"),
+    ] {
+        let out = s.run(&["team", "check", key, "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 2, "{key:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(rule), "{key:?}: {}", stderr(&out));
+    }
+    // Names that only look like devices are ordinary files.
+    for name in ["console.md", "com10.md", "user_con.md"] {
+        let out = remember(&s, &dir, name);
+        assert_eq!(exit_code(&out), 0, "{name:?}: {}", stderr(&out));
+    }
+
+    // A file Claude Code or a person made with such a name on Linux is read as ever.
+    for name in ["con.md", "a:b.md"] {
+        fs::write(
+            mem.join(name),
+            "---\nname: Legacy\ndescription: made by hand\ntype: project\n---\nstill here\n",
+        )
+        .expect("write legacy file");
+        let out = s.run(&["show", name, "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 0, "{name:?}: {}", stderr(&out));
+        assert!(
+            crate::support::stdout(&out).contains("still here"),
+            "{name:?}"
+        );
+    }
+}
