@@ -39,6 +39,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::json_edit::{self, Node, Style};
 use crate::json_file::JsonFile;
+use crate::platform::Os;
 use crate::recall::{additional_context, RecallReport, RecallRequest};
 
 /// The event Engram's recall hook runs on.
@@ -72,18 +73,45 @@ pub const ENGRAM_HOOKS: [EngramHook; 2] = [
 
 impl EngramHook {
     /// The command line Claude Code should run for this hook with `program` (the `engram`
-    /// binary), quoted for a POSIX shell when it needs to be.
+    /// binary) on this OS: see [`EngramHook::command_on`].
     pub fn command(&self, program: &Path) -> String {
-        format!("{} {}", shell_quote(&program.to_string_lossy()), self.args)
+        self.command_on(Os::CURRENT, program)
+    }
+
+    /// The command line for `os`: on Unix the program quoted for a POSIX shell when it needs to
+    /// be; on Windows always in double quotes with forward slashes
+    /// (`"C:/Users/me/.cargo/bin/engram.exe" hook stop`), which Git Bash and `cmd` both run
+    /// as written, where a backslash would be eaten by the shell.
+    pub fn command_on(&self, os: Os, program: &Path) -> String {
+        let program = program.to_string_lossy();
+        let quoted = match os {
+            Os::Unix => shell_quote(&program),
+            Os::Windows => format!("\"{}\"", program.replace('\\', "/")),
+        };
+        format!("{quoted} {}", self.args)
     }
 
     /// Whether `command` is this Engram hook (any install path).
     pub fn matches(&self, command: &str) -> bool {
-        let (program, rest) = split_program(command);
-        let name = Path::new(&program)
-            .file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
+        self.matches_on(Os::CURRENT, command)
+    }
+
+    /// [`EngramHook::matches`] reading `command` as `os` would: on Windows a backslash is a
+    /// path separator, never an escape, so an entry written by hand or by an older install
+    /// (`C:\Users\me\engram.exe hook stop`) is recognised and updated, not duplicated.
+    pub fn matches_on(&self, os: Os, command: &str) -> bool {
+        let (program, rest) = split_program_on(os, command);
+        let name = match os {
+            Os::Unix => Path::new(&program)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default(),
+            Os::Windows => program
+                .rsplit(['/', '\\'])
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+        };
         let mut args = rest.split_whitespace();
         (name == "engram" || name == "engram.exe")
             && self.args.split(' ').all(|word| args.next() == Some(word))
@@ -302,9 +330,11 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The first word of a shell command line, unquoted, and the rest.
-fn split_program(command: &str) -> (String, &str) {
+/// The first word of a command line as `os` reads it, unquoted, and the rest. On Windows a
+/// backslash is kept as it is (a path separator), not taken as an escape.
+fn split_program_on(os: Os, command: &str) -> (String, &str) {
     let command = command.trim_start();
+    let escapes = os == Os::Unix;
     let mut program = String::new();
     let mut chars = command.char_indices().peekable();
     let mut quote: Option<char> = None;
@@ -313,7 +343,7 @@ fn split_program(command: &str) -> (String, &str) {
             (None, c) if c.is_whitespace() => return (program, &command[i..]),
             (None, '\'' | '"') => quote = Some(c),
             (Some(q), c) if c == q => quote = None,
-            (None | Some('"'), '\\') => {
+            (None | Some('"'), '\\') if escapes => {
                 if let Some((_, next)) = chars.next() {
                     program.push(next);
                 }
@@ -756,7 +786,7 @@ impl Engine {
         // file is what installing into the last backup would make, the backup is put back.
         let program = installed
             .first()
-            .map(|command| PathBuf::from(split_program(command).0));
+            .map(|command| PathBuf::from(split_program_on(Os::CURRENT, command).0));
         if let (Some(program), Some(backup)) = (&program, self.settings_file().latest_backup()) {
             let reinstalled = installed_text(&path, Some(&backup), program);
             if matches!(&reinstalled, Ok((text, HookAction::Installed)) if *text == original) {
@@ -952,6 +982,48 @@ mod tests {
         assert!(!is_engram_prompt_command(
             "echo engram hook user-prompt-submit"
         ));
+    }
+
+    /// Platforms row 16: on Windows the command is the exe in double quotes with forward
+    /// slashes, and an existing entry's backslashes are path separators, not escapes — so a
+    /// reinstall finds its own (or an older, hand-written) entry instead of adding another.
+    #[test]
+    fn windows_commands_are_double_quoted_with_forward_slashes_and_read_literally() {
+        let prompt = ENGRAM_HOOKS[0];
+        let exe = Path::new(r"C:\Users\me\.cargo\bin\engram.exe");
+        let written = prompt.command_on(Os::Windows, exe);
+        assert_eq!(
+            written,
+            r#""C:/Users/me/.cargo/bin/engram.exe" hook user-prompt-submit"#
+        );
+        assert_eq!(
+            ENGRAM_HOOKS[1].command_on(Os::Windows, Path::new(r"D:\Program Files\engram.exe")),
+            r#""D:/Program Files/engram.exe" hook stop"#
+        );
+        for existing in [
+            written.as_str(),
+            r"C:\Users\me\.cargo\bin\engram.exe hook user-prompt-submit",
+            r#""C:\Program Files\Engram\engram.exe" hook user-prompt-submit"#,
+            r"'C:\Users\me\engram.exe' hook user-prompt-submit",
+            r"C:\Users\ME\ENGRAM.EXE hook user-prompt-submit --budget-ms 900",
+            "engram hook user-prompt-submit",
+        ] {
+            assert!(prompt.matches_on(Os::Windows, existing), "{existing}");
+        }
+        assert!(!prompt.matches_on(
+            Os::Windows,
+            r"C:\tools\notengram.exe hook user-prompt-submit"
+        ));
+        assert!(!ENGRAM_HOOKS[1].matches_on(Os::Windows, &written));
+        // Read as a POSIX shell would, the backslashes are escapes and the program is
+        // `C:Usersmeengram.exe`: the reason parsing depends on the OS.
+        assert!(!prompt.matches_on(Os::Unix, r"C:\Users\me\engram.exe hook user-prompt-submit"));
+        assert_eq!(
+            split_program_on(Os::Windows, r#""C:\a b\engram.exe" hook stop"#).0,
+            r"C:\a b\engram.exe"
+        );
+        // Unix is unchanged.
+        assert_eq!(prompt.command_on(Os::Unix, Path::new(EXE)), command());
     }
 
     #[test]

@@ -34,6 +34,21 @@ pub mod fs;
 pub mod names;
 pub mod process;
 
+/// The OS families whose conventions differ in strings Engram writes or reads (a hook's command
+/// line, a path's drive letter). Functions that take one are plain string functions, so Linux
+/// tests cover the Windows form; the running program passes [`Os::CURRENT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// Linux, macOS and every other Unix.
+    Unix,
+    Windows,
+}
+
+impl Os {
+    /// The OS this program was built for.
+    pub const CURRENT: Os = if cfg!(windows) { Os::Windows } else { Os::Unix };
+}
+
 /// The architecture rule of this module, checked on the source tree: outside `platform/`, no
 /// engine or CLI source names a Unix-only API. Exempt: test code (`tests.rs` files, `testing/`,
 /// and each file's trailing `#[cfg(test)] mod tests`), which builds its fixtures (symlinks,
