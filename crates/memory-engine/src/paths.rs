@@ -24,6 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::engine::Engine;
 use crate::environment::nfc_path;
 use crate::error::Result;
+use crate::platform::Os;
 use crate::settings::SettingsScope;
 
 /// Longest directory name `sanitize_path` produces before it appends a hash.
@@ -187,6 +188,12 @@ fn worktree_main_root(root: &Path) -> Option<PathBuf> {
 /// treated as unset: relative, shorter than 3 characters, a bare drive (`C:`), a UNC or `//` path,
 /// containing NUL, or a `~/` that names the home directory itself or its parent.
 pub fn validate_memory_path(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
+    validate_memory_path_on(Os::CURRENT, raw, home)
+}
+
+/// [`validate_memory_path`] with absoluteness judged as Node judges it on `os`
+/// ([`is_node_absolute`]).
+fn validate_memory_path_on(os: Os, raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     if raw.is_empty() || raw.contains('\0') {
         return None;
     }
@@ -210,10 +217,29 @@ pub fn validate_memory_path(raw: &str, home: Option<&Path>) -> Option<PathBuf> {
     let text = text.trim_end_matches(['/', '\\']);
     let bare_drive =
         text.len() == 2 && text.as_bytes()[0].is_ascii_alphabetic() && text.as_bytes()[1] == b':';
-    if !normalized.is_absolute() || text.chars().count() < 3 || bare_drive {
+    if !is_node_absolute(os, text) || text.chars().count() < 3 || bare_drive {
         return None;
     }
     Some(nfc_path(Path::new(text)))
+}
+
+/// Whether `path` is absolute as Node's `path.isAbsolute` says on `os` — Claude Code's own
+/// check. On Windows `C:\…`, `C:/…` and a path from the current drive's root (`\x`, `/x`) all
+/// are, while `C:x` (relative to that drive's working dir) is not; Rust's `Path::is_absolute`
+/// says no to `/x` there, so a setting Claude Code follows would count as unset.
+pub fn is_node_absolute(os: Os, path: &str) -> bool {
+    let separator = |b: &u8| *b == b'/' || (os == Os::Windows && *b == b'\\');
+    let bytes = path.as_bytes();
+    match os {
+        Os::Unix => bytes.first() == Some(&b'/'),
+        Os::Windows => {
+            bytes.first().is_some_and(separator)
+                || (bytes.len() >= 3
+                    && bytes[0].is_ascii_alphabetic()
+                    && bytes[1] == b':'
+                    && separator(&bytes[2]))
+        }
+    }
 }
 
 /// Resolves `.` and `..` and repeated separators without touching the disk (Node's
@@ -519,6 +545,49 @@ mod tests {
         // Short paths never borrow a sibling that merely shares a prefix.
         fs::create_dir_all(projects.join("-short-x")).expect("mkdir");
         assert_eq!(project_dir(projects, "/short"), projects.join("-short"));
+    }
+
+    /// Platforms row 22: Node's `path.isAbsolute` on each OS, and a Windows override judged by
+    /// it — `/x` and `C:/x` are absolute there, `C:x` is not.
+    #[test]
+    fn absolute_paths_are_judged_as_node_judges_them_on_each_os() {
+        for (path, unix, windows) in [
+            ("/home/me/mem", true, true),
+            (r"\Users\me\mem", false, true),
+            (r"C:\Users\me\mem", false, true),
+            ("C:/Users/me/mem", false, true),
+            ("c:/x", false, true),
+            ("C:mem", false, false),
+            ("C:", false, false),
+            ("mem/x", false, false),
+            ("", false, false),
+            ("1:/x", false, false),
+        ] {
+            assert_eq!(is_node_absolute(Os::Unix, path), unix, "{path:?} on Unix");
+            assert_eq!(
+                is_node_absolute(Os::Windows, path),
+                windows,
+                "{path:?} on Windows"
+            );
+        }
+        let on_windows = |raw: &str| validate_memory_path_on(Os::Windows, raw, None);
+        assert_eq!(
+            on_windows(r"C:\Users\me\mem"),
+            Some(PathBuf::from(r"C:\Users\me\mem"))
+        );
+        assert_eq!(
+            on_windows("D:/claude/mem/"),
+            Some(PathBuf::from("D:/claude/mem"))
+        );
+        assert_eq!(
+            on_windows("/shared/mem"),
+            Some(PathBuf::from("/shared/mem"))
+        );
+        for bad in ["C:mem", "C:", r"c:\", r"\\server\share\mem", "mem"] {
+            assert_eq!(on_windows(bad), None, "{bad:?} must be rejected on Windows");
+        }
+        // Claude Code's project key of a Windows path: every non-alphanumeric unit is `-`.
+        assert_eq!(sanitize_path(r"C:\Users\me\proj"), "C--Users-me-proj");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::time::SystemTime;
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
 use crate::paths::sanitize_path;
+use crate::platform::Os;
 use crate::staleness::iso_time;
 
 /// How many lines of a transcript to read looking for `cwd` before giving up on that file: the
@@ -186,15 +187,30 @@ pub(crate) fn project_path(name: &str, dir: &Path) -> Option<PathBuf> {
 /// Most directories [`probe_working_dir`] lists for one name: it stays cheap on any machine.
 const PROBE_MAX_LISTINGS: usize = 64;
 
-/// The existing directory whose sanitized path is `name`, found by walking down from `/` and
-/// following the entries whose sanitized name matches the next part of `name` (a `-` in a name
-/// may be a separator or any other character, so this is the only way back). For projects whose
-/// transcripts are gone or never recorded a `cwd`. `None` when nothing on disk matches: a moved
-/// or deleted project, another machine's path, a hashed long name.
+/// The existing directory whose sanitized path is `name`, found by walking down from the root
+/// the name starts with ([`probe_start`]) and following the entries whose sanitized name matches
+/// the next part of `name` (a `-` in a name may be a separator or any other character, so this
+/// is the only way back). For projects whose transcripts are gone or never recorded a `cwd`.
+/// `None` when nothing on disk matches: a moved or deleted project, another machine's path, a
+/// hashed long name.
 fn probe_working_dir(name: &str) -> Option<PathBuf> {
-    let rest = name.strip_prefix('-')?;
+    let (root, rest) = probe_start(Os::CURRENT, name)?;
     let mut listings = 0;
-    probe_from(Path::new("/"), rest, &mut listings)
+    probe_from(&root, rest, &mut listings)
+}
+
+/// Where [`probe_working_dir`] starts on `os`, and the part of `name` left to match: `/` for
+/// `-home-me-proj`; on Windows the drive's root for `C--Users-me-proj` (`C:\` sanitises to
+/// `C--`). A Windows name without a drive (a UNC share, `\x` on an unknown drive) is not probed.
+fn probe_start(os: Os, name: &str) -> Option<(PathBuf, &str)> {
+    match os {
+        Os::Unix => Some((PathBuf::from("/"), name.strip_prefix('-')?)),
+        Os::Windows => {
+            let drive = name.chars().next().filter(char::is_ascii_alphabetic)?;
+            let rest = name[1..].strip_prefix("--")?;
+            Some((PathBuf::from(format!("{drive}:\\")), rest))
+        }
+    }
 }
 
 fn probe_from(dir: &Path, rest: &str, listings: &mut usize) -> Option<PathBuf> {
@@ -538,6 +554,35 @@ mod tests {
         assert_eq!(path_of(&odd), Some(odd.clone()));
         assert_eq!(path_of(&dashed), Some(dashed.clone()));
         assert_eq!(path_of(&gone), None, "nothing on disk matches");
+    }
+
+    /// Platforms row 22: a Windows project key starts at its drive, not at `/`; below the root
+    /// the walk is the same, shown here with a temp dir standing in for `C:\`.
+    #[test]
+    fn a_windows_project_name_is_probed_from_its_drive() {
+        assert_eq!(
+            probe_start(Os::Windows, "C--Users-me-proj"),
+            Some((PathBuf::from("C:\\"), "Users-me-proj"))
+        );
+        assert_eq!(
+            probe_start(Os::Windows, "d--"),
+            Some((PathBuf::from("d:\\"), ""))
+        );
+        for no_drive in ["--server-share-x", "-Users-me", "CD-x", "1--x", ""] {
+            assert_eq!(probe_start(Os::Windows, no_drive), None, "{no_drive:?}");
+        }
+        assert_eq!(
+            probe_start(Os::Unix, "-home-me-proj"),
+            Some((PathBuf::from("/"), "home-me-proj"))
+        );
+        assert_eq!(probe_start(Os::Unix, "C--Users-me-proj"), None);
+
+        let drive = tempfile::tempdir().expect("tmp");
+        let proj = drive.path().join("Users/me/my proj");
+        fs::create_dir_all(&proj).expect("mkdir");
+        let key = sanitize_path(r"C:\Users\me\my proj");
+        let (_, rest) = probe_start(Os::Windows, &key).expect("a drive");
+        assert_eq!(probe_from(drive.path(), rest, &mut 0), Some(proj));
     }
 
     #[test]
