@@ -1,7 +1,9 @@
 //! The embedding cache: one append-only file per model in Engram's data dir —
 //! `ENGRAMVEC` + the dimension count (u32 LE), then records of the text's SHA-256 (32 bytes) and
-//! its vector (f32 LE). Appends hold an exclusive lock on the file, so the app and a hook process
-//! can add at the same time; a record torn by a crash is cut off at the next open.
+//! its vector (f32 LE). Appends hold an exclusive lock on `<file>.lock` beside it, so the app and a
+//! hook process can add at the same time; the data file itself is never locked, because on
+//! Windows a lock is mandatory and would make every reader fail while an append runs. A record
+//! torn by a crash is cut off at the next open.
 //! Vectors only ever depend on the text, so a stale entry is never wrong, only unused.
 
 use std::collections::HashMap;
@@ -148,20 +150,35 @@ impl EmbeddingCache {
         Ok(())
     }
 
-    /// Appends whole records under the file's lock, after cutting a torn record off the end.
+    /// The file whose lock serialises appends: `<file>.lock`, never the data file (see the
+    /// module docs).
+    fn lock_path(&self) -> PathBuf {
+        let mut name = self.path.clone().into_os_string();
+        name.push(".lock");
+        PathBuf::from(name)
+    }
+
+    /// Appends whole records under the cache's lock, after cutting a torn record off the end.
     fn append(&self, records: &[u8]) -> Result<()> {
         let path = &self.path;
         let dimensions = self.dimensions.get().copied().unwrap_or_default();
         if let Some(parent) = path.parent() {
             crate::disk::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
         }
+        let lock_path = self.lock_path();
+        let lock: File = crate::disk::with_mode_for(
+            OpenOptions::new().write(true).create(true).truncate(false),
+            &lock_path,
+        )
+        .open(&lock_path)
+        .map_err(|e| io_error(&lock_path, e))?;
+        lock.lock_exclusive().map_err(|e| io_error(&lock_path, e))?;
         let mut file: File = crate::disk::with_mode_for(
             OpenOptions::new().read(true).append(true).create(true),
             path,
         )
         .open(path)
         .map_err(|e| io_error(path, e))?;
-        file.lock_exclusive().map_err(|e| io_error(path, e))?;
         let result = (|| -> std::io::Result<()> {
             let len = file.metadata()?.len() as usize;
             if len < HEADER {
@@ -179,7 +196,8 @@ impl EmbeddingCache {
             file.write_all(records)?;
             file.sync_data()
         })();
-        let _ = FileExt::unlock(&file);
+        drop(file);
+        let _ = FileExt::unlock(&lock);
         result.map_err(|e| io_error(path, e))
     }
 }
@@ -227,5 +245,37 @@ mod tests {
         assert!(any.insert([("eps", &[1.0, 0.0, 0.0][..])]).is_err());
         let again = EmbeddingCache::open_any_size(path.clone()).expect("any");
         assert_eq!(again.get("delta"), Some(vec![0.5, 0.5]));
+    }
+
+    /// Platforms row 14: appends lock `<file>.lock`, never the data file, which readers open
+    /// (on Windows a lock on it is mandatory and would fail them mid-append). Here a lock held on
+    /// the data file by someone else must not stop an append: with the old lock the append waits
+    /// for it forever, so the guard below is a deadlock guard, not a speed bound.
+    #[test]
+    fn appends_lock_a_separate_file_never_the_data_file() {
+        let temp = tempfile::tempdir().expect("temp");
+        let path = temp.path().join("embeddings/m.bin");
+        let cache = EmbeddingCache::open(path.clone(), 2).expect("open");
+        cache.insert([("alpha", &[1.0, 0.0][..])]).expect("insert");
+        assert!(
+            temp.path().join("embeddings/m.bin.lock").is_file(),
+            "the lock file sits beside the data"
+        );
+        let reader = File::open(&path).expect("a reader opens the data file");
+        reader
+            .lock_exclusive()
+            .expect("nobody else locks the data file");
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(cache.insert([("beta", &[0.0, 1.0][..])]).is_ok());
+        });
+        assert_eq!(
+            finished.recv_timeout(std::time::Duration::from_secs(300)),
+            Ok(true),
+            "the append must not wait on a lock of the data file"
+        );
+        drop(reader);
+        let again = EmbeddingCache::open(path, 2).expect("reopen");
+        assert_eq!(again.get("beta"), Some(vec![0.0, 1.0]));
     }
 }
