@@ -449,7 +449,7 @@ struct Found {
     command: String,
 }
 
-fn engram_entries(root: &Node, hook: EngramHook) -> Vec<Found> {
+fn engram_entries(os: Os, root: &Node, hook: EngramHook) -> Vec<Found> {
     let Some(groups) = root
         .member("hooks")
         .and_then(|h| h.value.member(hook.event))
@@ -464,7 +464,7 @@ fn engram_entries(root: &Node, hook: EngramHook) -> Vec<Found> {
         };
         for (h, entry) in hooks.iter().enumerate() {
             if let Some(command) = entry.member("command").and_then(|c| c.value.as_str()) {
-                if hook.matches(command) {
+                if hook.matches_on(os, command) {
                     found.push(Found {
                         group: g,
                         hook: h,
@@ -487,7 +487,7 @@ fn group_nodes<'a>(root: &'a Node, event: &str, group: usize) -> Option<(&'a Nod
 /// The settings as values, with Engram's hook commands taken out and the groups, event
 /// list and `hooks` object that leaves empty dropped: an edit is safe to write only if this is
 /// the same before and after it (a safety net under the splicing).
-fn without_engram(text: &str) -> Option<Value> {
+fn without_engram(os: Os, text: &str) -> Option<Value> {
     let mut value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
     let Some(hooks) = value.get_mut("hooks").and_then(Value::as_object_mut) else {
         return Some(value);
@@ -502,7 +502,7 @@ fn without_engram(text: &str) -> Option<Value> {
                     !entry
                         .get("command")
                         .and_then(Value::as_str)
-                        .is_some_and(|c| hook.matches(c))
+                        .is_some_and(|c| hook.matches_on(os, c))
                 });
             }
         }
@@ -525,8 +525,10 @@ fn without_engram(text: &str) -> Option<Value> {
 }
 
 /// `original` (the settings text; `None`: no file) with every Engram hook (run by `program`)
-/// added or updated, and what that is; [`HookAction::Unchanged`] returns the text as it is.
+/// added or updated as `os` writes and reads commands, and what that is;
+/// [`HookAction::Unchanged`] returns the text as it is.
 fn installed_text(
+    os: Os,
     path: &Path,
     original: Option<&str>,
     program: &Path,
@@ -538,7 +540,7 @@ fn installed_text(
     let mut text = start.clone();
     let mut action = HookAction::Unchanged;
     for hook in ENGRAM_HOOKS {
-        let (updated, done) = install_one(path, &text, hook, &hook.command(program))?;
+        let (updated, done) = install_one(os, path, &text, hook, &hook.command_on(os, program))?;
         text = updated;
         action = match (action, done) {
             (HookAction::Installed, _) | (_, HookAction::Installed) => HookAction::Installed,
@@ -552,8 +554,8 @@ fn installed_text(
     let root = parse_settings(path, &text)?;
     if ENGRAM_HOOKS
         .iter()
-        .any(|hook| engram_entries(&root, *hook).is_empty())
-        || without_engram(&text) != without_engram(&start)
+        .any(|hook| engram_entries(os, &root, *hook).is_empty())
+        || without_engram(os, &text) != without_engram(os, &start)
     {
         return Err(Error::InvalidInput(format!(
             "{}: the edit would change more than Engram's entries; not written",
@@ -565,6 +567,7 @@ fn installed_text(
 
 /// `text` with Engram's `hook` running `command` added or updated.
 fn install_one(
+    os: Os,
     path: &Path,
     text: &str,
     hook: EngramHook,
@@ -574,7 +577,7 @@ fn install_one(
     let text = text.to_owned();
     let root = parse_settings(&path, &text)?;
     let style = Style::detect(&text, &root);
-    let found = engram_entries(&root, hook);
+    let found = engram_entries(os, &root, hook);
     let event_name = hook.event;
     let (updated, action) = if let Some(first) = found.first() {
         if first.command == command {
@@ -675,7 +678,7 @@ impl Engine {
             .map(|hook| {
                 let command = root
                     .as_ref()
-                    .and_then(|root| engram_entries(root, *hook).into_iter().next())
+                    .and_then(|root| engram_entries(Os::CURRENT, root, *hook).into_iter().next())
                     .map(|f| f.command);
                 let expected_command = hook.command(program);
                 SingleHookStatus {
@@ -704,7 +707,7 @@ impl Engine {
     pub fn plan_hooks_install(&self, program: &Path) -> Result<HookPlan> {
         let path = self.claude_settings_path();
         let original = self.read_settings_text()?;
-        let (updated, action) = installed_text(&path, original.as_deref(), program)?;
+        let (updated, action) = installed_text(Os::CURRENT, &path, original.as_deref(), program)?;
         let name = path.display().to_string();
         Ok(HookPlan {
             diff: crate::diff::unified_diff(
@@ -754,7 +757,7 @@ impl Engine {
             commands: commands.clone(),
             backup,
         };
-        let (updated, action) = installed_text(&path, original.as_deref(), program)?;
+        let (updated, action) = installed_text(Os::CURRENT, &path, original.as_deref(), program)?;
         if action == HookAction::Unchanged {
             return Ok(change(HookAction::Unchanged, None));
         }
@@ -779,7 +782,14 @@ impl Engine {
         let root = parse_settings(&path, &original)?;
         let installed: Vec<String> = ENGRAM_HOOKS
             .iter()
-            .filter_map(|hook| Some(engram_entries(&root, *hook).first()?.command.clone()))
+            .filter_map(|hook| {
+                Some(
+                    engram_entries(Os::CURRENT, &root, *hook)
+                        .first()?
+                        .command
+                        .clone(),
+                )
+            })
             .collect();
         // Undoing exactly what install did gives the file back byte for byte — an empty file,
         // an empty `UserPromptSubmit: []` — rather than the structural removal below: when the
@@ -788,7 +798,7 @@ impl Engine {
             .first()
             .map(|command| PathBuf::from(split_program_on(Os::CURRENT, command).0));
         if let (Some(program), Some(backup)) = (&program, self.settings_file().latest_backup()) {
-            let reinstalled = installed_text(&path, Some(&backup), program);
+            let reinstalled = installed_text(Os::CURRENT, &path, Some(&backup), program);
             if matches!(&reinstalled, Ok((text, HookAction::Installed)) if *text == original) {
                 let saved = self.write_settings(Some(&original), &backup)?;
                 return Ok(HookChange {
@@ -810,8 +820,8 @@ impl Engine {
         let root = parse_settings(&path, &text)?;
         if ENGRAM_HOOKS
             .iter()
-            .any(|hook| !engram_entries(&root, *hook).is_empty())
-            || without_engram(&text) != without_engram(&original)
+            .any(|hook| !engram_entries(Os::CURRENT, &root, *hook).is_empty())
+            || without_engram(Os::CURRENT, &text) != without_engram(Os::CURRENT, &original)
         {
             return Err(Error::InvalidInput(format!(
                 "{}: the edit would change more than Engram's entries; not written",
@@ -835,7 +845,7 @@ fn remove_all(path: &Path, mut text: String, hook: EngramHook) -> Result<String>
     // Each round removes one entry; the bound only guards against a bug looping forever.
     for _ in 0..MAX_ENTRIES_REMOVED {
         let root = parse_settings(path, &text)?;
-        let Some(found) = engram_entries(&root, hook).pop() else {
+        let Some(found) = engram_entries(Os::CURRENT, &root, hook).pop() else {
             break;
         };
         let (event, hooks) =
@@ -1024,6 +1034,35 @@ mod tests {
         );
         // Unix is unchanged.
         assert_eq!(prompt.command_on(Os::Unix, Path::new(EXE)), command());
+    }
+
+    /// Platforms row 16, end to end through the splice: a Windows `settings.json` holding
+    /// entries an older install or a person wrote with backslashes is updated in place, never
+    /// given a second entry, and installing again changes nothing.
+    #[test]
+    fn a_windows_reinstall_updates_its_own_backslashed_entries_instead_of_adding_more() {
+        let path = Path::new("settings.json");
+        let original = r#"{
+  "hooks": {
+    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "C:\\Users\\me\\old\\engram.exe hook user-prompt-submit"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "'C:\\Users\\me\\old\\engram.exe' hook stop"}]}]
+  }
+}
+"#;
+        let exe = Path::new(r"C:\Users\me\.cargo\bin\engram.exe");
+        let (text, action) =
+            installed_text(Os::Windows, path, Some(original), exe).expect("install");
+        assert_eq!(action, HookAction::Updated, "{text}");
+        assert_eq!(text.matches("user-prompt-submit").count(), 1, "{text}");
+        assert_eq!(text.matches("hook stop").count(), 1, "{text}");
+        assert!(
+            text.contains(r#""\"C:/Users/me/.cargo/bin/engram.exe\" hook user-prompt-submit""#),
+            "{text}"
+        );
+        let (again, action) =
+            installed_text(Os::Windows, path, Some(&text), exe).expect("reinstall");
+        assert_eq!(action, HookAction::Unchanged);
+        assert_eq!(again, text);
     }
 
     #[test]
