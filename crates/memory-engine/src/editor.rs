@@ -968,6 +968,44 @@ mod tests {
         assert!(fx.path("project_vision.md").exists() && !fx.path("vision.md").exists());
     }
 
+    /// Platforms row 13: the editor neither creates nor renames to a name Windows cannot hold,
+    /// and says which rule; a memory that already has such a name opens and renames away.
+    #[test]
+    fn the_editor_refuses_names_windows_cannot_hold_and_renames_them_away() {
+        let fx = fixture("stockerly");
+        let form = MemoryForm {
+            name: "Release cadence".to_owned(),
+            description: "Ship on Tuesdays".to_owned(),
+            memory_type: MemoryType::Project,
+            body: "Ship on Tuesdays.\n".to_owned(),
+        };
+        for (file, rule) in [
+            ("con.md", "Windows device name"),
+            ("notes:ads.md", "alternate data stream"),
+            ("notes./x.md", "ends in a dot or a space"),
+        ] {
+            let err = fx
+                .dir
+                .plan_create_memory(Some(file), &form)
+                .expect_err(file);
+            assert!(err.to_string().contains(rule), "{file}: {err}");
+            let err = fx
+                .dir
+                .plan_rename_memory("project_vision.md", file, None)
+                .expect_err(file);
+            assert!(err.to_string().contains(rule), "{file}: {err}");
+        }
+        fx.write("nul.md", "---\nname: Legacy\ntype: project\n---\nkept\n");
+        assert!(fx.dir.open_memory("nul.md").is_ok(), "still opens");
+        fx.dir
+            .rename_memory("nul.md", "project_legacy.md", None)
+            .expect("renamed away");
+        assert_eq!(
+            fx.read("project_legacy.md").as_deref(),
+            Some("---\nname: Legacy\ntype: project\n---\nkept\n")
+        );
+    }
+
     #[test]
     fn rename_into_a_dir_with_its_own_index_moves_the_line_there() {
         let fx = fixture("claude-code-2.1.330");
