@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Draws Engram's app icon (icons/*.png) with ImageMagick: a rounded indigo-to-violet tile holding
-# an "E" whose arms are index lines, the middle one ending in a recall dot. The PNGs are committed;
-# run this only to change the design. Needs ImageMagick 6 (`/usr/bin/convert`, Debian `imagemagick`).
+# Draws Engram's app icon with ImageMagick: a rounded indigo-to-violet tile holding an "E" whose
+# arms are index lines, the middle one ending in a recall dot. From the one 1024 px drawing it
+# writes the PNGs (Linux), icon.ico (Windows) and icon.icns (macOS), all committed: run this only
+# to change the design. Needs ImageMagick 6 (`/usr/bin/convert`, Debian `imagemagick`) and Tauri's
+# CLI (`scripts/setup.sh --package`), whose `tauri icon` writes the .ico and the .icns: ImageMagick
+# 6 cannot write .icns.
 set -euo pipefail
-cd "$(dirname "$0")/../icons"
+cd "$(dirname "$0")/.."
+tauri=$PWD/target/tools/tauri-cli/node_modules/.bin/tauri
+[ -x "$tauri" ] || { echo "icons.sh: Tauri's CLI is missing: run \`scripts/setup.sh --package\`" >&2; exit 1; }
+cd icons
 convert=/usr/bin/convert
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -35,3 +41,10 @@ cp "$work/32.png" 32x32.png
 cp "$work/128.png" 128x128.png
 cp "$work/256.png" 128x128@2x.png
 cp "$work/512.png" icon.png
+
+# Windows' .ico (16 to 256 px) and macOS' .icns (16 to 1024 px), from the same 1024 px master;
+# `tauri icon` also writes store and mobile sizes, which are not kept.
+"$tauri" icon "$work/master.png" --output "$work/tauri" >"$work/tauri.log" 2>&1 ||
+  { cat "$work/tauri.log" >&2; exit 1; }
+cp "$work/tauri/icon.ico" icon.ico
+cp "$work/tauri/icon.icns" icon.icns

@@ -8,7 +8,8 @@
 #                             embedding model for the local-recall tests and `make bench`
 #   scripts/setup.sh --bench  what `make bench` needs: the local embedding model, and js-yaml for
 #                             its Node peer scanner (bench/node-scan)
-#   scripts/setup.sh --package       also Tauri's CLI (its bundler makes the .deb and .rpm) and
+#   scripts/setup.sh --package       also Tauri's CLI (its bundler makes the .deb and .rpm, and
+#                                    scripts/icons.sh writes the .ico and .icns with it) and
 #                                    dpkg-shlibdeps, for `make package`
 #   scripts/setup.sh --package-test  what `make package-test` needs on this machine: debootstrap
 #                                    (a fresh Debian root), ImageMagick (its screenshot as PNG)

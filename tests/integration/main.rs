@@ -1,5 +1,7 @@
 //! One integration-test binary for the whole workspace; each area is a module.
 
+mod bundle_config;
+
 #[test]
 fn real_fixtures_are_reachable() {
     let dir = engram_tests::real_fixtures().join("memory/stockerly/MEMORY.md");
