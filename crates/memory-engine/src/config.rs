@@ -292,6 +292,8 @@ pub struct ProjectTeamConfig {
 /// remote = "git@github.com:me/claude-memory.git"   # or a path; a branch with `#branch`
 /// branch = "main"
 /// auto = false   # true: the app pushes (debounced) after changes are applied; the CLI never does
+/// git = "/opt/homebrew/bin/git"   # the git program for personal and team sync (else ENGRAM_GIT,
+///                                 # else PATH and the OS's install places: platform::git)
 /// [sync.map]
 /// "-home-u-app" = "github.com/me/app"   # a project's identity, set by hand (`engram sync map`)
 /// ```
@@ -303,6 +305,10 @@ pub struct SyncConfig {
     pub branch: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto: bool,
+    /// The git program sync runs, when the one found on `PATH` or in the OS's install places is
+    /// not the one to use (`ENGRAM_GIT` wins over it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<String>,
     /// Project folder name → identity, for projects whose identity was attached by hand.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub map: std::collections::BTreeMap<String, String>,

@@ -2,6 +2,10 @@
 //! personal sync (`sync`) both drive it: the user's own credentials, SSH agent and
 //! `~/.ssh/config` work as they do for `git` itself.
 //!
+//! Which git runs: `ENGRAM_GIT`, else `[sync] git` in Engram's config (for team sync too), else
+//! the first found on `PATH` and the OS's install places ([`crate::platform::git`]); none found is
+//! an error naming every place looked at.
+//!
 //! Contract: git never prompts (`GIT_TERMINAL_PROMPT=0`); a failing git command is an error
 //! naming the subcommand and carrying git's own message; a commit's tree is read with every
 //! entry's mode, object and raw name, and split into what syncs (UTF-8 text under a UTF-8 name
@@ -10,10 +14,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::disk;
+use crate::environment::Environment;
 use crate::error::{Error, Result};
+use crate::platform::git::{find_git, ChosenGit, GitHost};
 
 /// A remote as configured: `URL` or `URL#branch`.
 pub fn parse_remote(spec: &str) -> Result<(String, Option<String>)> {
@@ -27,8 +33,27 @@ pub fn parse_remote(spec: &str) -> Result<(String, Option<String>)> {
     Ok((url.to_owned(), branch))
 }
 
+/// The git program sync runs: `ENGRAM_GIT`, else `configured` (`[sync] git`), else the first
+/// git on `env`'s `PATH` or in the OS's install places.
+pub(crate) fn git_program(env: &Environment, configured: Option<&str>) -> Result<PathBuf> {
+    let chosen = match (env.get("ENGRAM_GIT"), configured.filter(|c| !c.is_empty())) {
+        (Some(program), _) => Some(ChosenGit {
+            source: "ENGRAM_GIT",
+            program,
+        }),
+        (None, Some(program)) => Some(ChosenGit {
+            source: "`git` under [sync] in Engram's config.toml",
+            program,
+        }),
+        (None, None) => None,
+    };
+    find_git(GitHost::CURRENT, chosen, |key| env.get(key), Path::new("/"))
+}
+
+/// A clone at `dir`, driven by the git at `program` ([`git_program`]).
 pub(crate) struct Git {
     pub(crate) dir: PathBuf,
+    pub(crate) program: PathBuf,
 }
 
 impl Git {
@@ -38,14 +63,8 @@ impl Git {
 
     /// `git -C <clone> ARGS`, `input` on its stdin; its stdout as bytes.
     pub(crate) fn run_bytes(&self, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>> {
-        let spawn_error = |e: std::io::Error| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::InvalidInput("sync needs the `git` executable on PATH; install git".into())
-            } else {
-                Error::io("git", e)
-            }
-        };
-        let mut child = Command::new("git")
+        let program = &self.program;
+        let mut child = crate::platform::git::command(program)
             .arg("-C")
             .arg(&self.dir)
             .args(args)
@@ -58,7 +77,7 @@ impl Git {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(spawn_error)?;
+            .map_err(|e| Error::io(program, e))?;
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
             // Written whole before reading: every input here is small and git reads it all
             // before it answers.

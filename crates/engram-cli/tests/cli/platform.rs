@@ -92,3 +92,73 @@ fn remember_and_team_check_refuse_names_windows_cannot_hold_but_existing_ones_st
         );
     }
 }
+
+/// The git that `PATH` finds for the test itself: the real one the override points at.
+fn real_git() -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").expect("PATH");
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on the test's PATH")
+}
+
+/// Platforms row 17: with no git on `PATH` (the app started from macOS' Finder gets no
+/// Homebrew dir there) sync says which places it looked at and how to name a git; `ENGRAM_GIT`
+/// and `[sync] git` name one, and a wrong name is an error naming where it came from.
+#[test]
+fn sync_without_git_on_path_names_what_it_tried_and_runs_the_git_the_user_names() {
+    let s = Sandbox::in_project("no-git").with_engram_home();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = tmp.path().join("memory.git");
+    let init = std::process::Command::new(real_git())
+        .args(["init", "-q", "--bare", "-b", "main"])
+        .arg(&remote)
+        .output()
+        .expect("git init");
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    s.json(&["sync", "remote", "set", &remote.to_string_lossy()]);
+
+    let out = s
+        .command(&["sync", "status"])
+        .env("PATH", "")
+        .output()
+        .expect("run");
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("sync needs git"), "{err}");
+    assert!(err.contains("PATH is empty"), "{err}");
+    assert!(
+        err.contains("ENGRAM_GIT") && err.contains("[sync]"),
+        "{err}"
+    );
+
+    // The override is used with no PATH at all.
+    let out = s
+        .command(&["sync", "status", "--json"])
+        .env("PATH", "")
+        .env("ENGRAM_GIT", real_git())
+        .output()
+        .expect("run");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+
+    // `[sync] git` naming a missing program is an error naming the setting and the file.
+    let config = s.engram_home().join("config.toml");
+    let text = fs::read_to_string(&config).expect("config");
+    let missing = tmp.path().join("no-such-git");
+    let text = text.replace(
+        "[sync]\n",
+        &format!("[sync]\ngit = {:?}\n", missing.to_string_lossy()),
+    );
+    fs::write(&config, text).expect("write config");
+    let out = s.run(&["sync", "status"]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[sync]") && err.contains(&*missing.to_string_lossy()),
+        "{err}"
+    );
+}

@@ -18,6 +18,8 @@
 //! | [`fs::file_identity`] | `(dev, ino)` | same | `(0, 0)`: a replaced file is not detected |
 //! | [`fs::sync_filesystem`] | `syncfs` | `false`: per-file `fsync` | `false`: per-file flush |
 //! | [`fs::is_symlink_loop`] | `ELOOP` | same | os error 1921 |
+//! | [`process::no_console`] | nothing | nothing | `CREATE_NO_WINDOW` |
+//! | [`git::find_git`] | `PATH` | `PATH`, Homebrew, `/usr/bin/git` with the Command Line Tools only | `PATH`, `Program Files\Git\cmd\git.exe`; children get `-c core.longpaths=true` |
 //! | [`dirs::home_dir`] | `HOME`, else `USERPROFILE` | same | `USERPROFILE` first (as Node's `os.homedir`) |
 //! | [`names::check_portable_key`] | Windows' name rules, on purpose | same | the OS's own rules |
 //! | [`dirs::engram_data_dir`] | `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` | existing `~/.local/share/engram`, else `~/Library/Application Support/engram` | existing `~/.local/share/engram`, else `%LOCALAPPDATA%\engram` (`dirs`) |
@@ -31,6 +33,7 @@
 
 pub mod dirs;
 pub mod fs;
+pub mod git;
 pub mod names;
 pub mod process;
 

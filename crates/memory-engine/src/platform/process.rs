@@ -28,6 +28,12 @@ pub fn detach(command: &mut Command) -> &mut Command {
     imp::detach(command)
 }
 
+/// Makes `command` start without a console window of its own: on Windows, a console program
+/// (git) started by a GUI app otherwise flashes one; elsewhere nothing to do.
+pub fn no_console(command: &mut Command) -> &mut Command {
+    imp::no_console(command)
+}
+
 #[cfg(unix)]
 mod imp {
     use std::os::unix::process::CommandExt;
@@ -59,6 +65,10 @@ mod imp {
 
     pub fn detach(command: &mut Command) -> &mut Command {
         command.process_group(0)
+    }
+
+    pub fn no_console(command: &mut Command) -> &mut Command {
+        command
     }
 }
 
@@ -124,6 +134,10 @@ mod imp {
     pub fn detach(command: &mut Command) -> &mut Command {
         command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW)
     }
+
+    pub fn no_console(command: &mut Command) -> &mut Command {
+        command.creation_flags(CREATE_NO_WINDOW)
+    }
 }
 
 #[cfg(not(any(unix, windows)))]
@@ -141,6 +155,10 @@ mod imp {
     }
 
     pub fn detach(command: &mut Command) -> &mut Command {
+        command
+    }
+
+    pub fn no_console(command: &mut Command) -> &mut Command {
         command
     }
 }

@@ -37,13 +37,13 @@ pub fn normalize_origin(url: &str) -> Option<String> {
 
 /// The origin URL of the repository whose canonical root is `root` (worktrees share the main
 /// checkout's `.git/config`; a bare repository's common dir holds `config` itself).
-pub fn origin_url(root: &Path) -> Option<String> {
+pub fn origin_url(git: &Path, root: &Path) -> Option<String> {
     let config = if root.join(".git").is_dir() {
         root.join(".git").join("config")
     } else {
         root.join("config")
     };
-    let output = std::process::Command::new("git")
+    let output = crate::platform::git::command(git)
         .arg("config")
         .arg("--file")
         .arg(&config)

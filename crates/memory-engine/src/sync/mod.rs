@@ -39,7 +39,7 @@ use crate::config::SyncConfig;
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::git_repo::{local_files, parse_remote, Git, Tree};
+use crate::git_repo::{git_program, local_files, parse_remote, Git, Tree};
 use crate::index::{is_index_file, merge_edit};
 use crate::staging::{ChangeSource, StagedChangeSet};
 use crate::team::validate_key;
@@ -227,7 +227,10 @@ impl Engine {
         }
         if let Some(cwd) = cwd {
             let origin = crate::paths::canonical_git_root(cwd)
-                .and_then(|root| identity::origin_url(&root))
+                .and_then(|root| {
+                    let git = git_program(self.env(), config.git.as_deref()).ok()?;
+                    identity::origin_url(&git, &root)
+                })
                 .and_then(|url| identity::normalize_origin(&url));
             if let Some(origin) = origin {
                 return origin;
@@ -313,7 +316,10 @@ impl Engine {
         let config = self.sync_config()?;
         let branch = config.branch.clone().unwrap_or_else(|| "main".to_owned());
         let dir = self.sync_state_dir().join("clone");
-        let git = Git { dir: dir.clone() };
+        let git = Git {
+            dir: dir.clone(),
+            program: git_program(self.env(), config.git.as_deref())?,
+        };
         if !dir.join(".git").is_dir() {
             disk::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             git.run(&["init", "-q"])?;

@@ -29,10 +29,15 @@ fn auto_push_sends_a_change_once_it_settles_and_only_when_turned_on() {
         .expect("git")
         .success());
     let home = tmp.path().join("home");
-    let engine = Engine::builder(Environment::empty().with("HOME", home.to_string_lossy()))
-        .claude_home(home.join(".claude"))
-        .engram_home(tmp.path().join("engram"))
-        .build();
+    let engine = Engine::builder(
+        Environment::empty()
+            .with("HOME", home.to_string_lossy())
+            // Sync finds git on the engine's own PATH (platform::git).
+            .with("PATH", std::env::var("PATH").unwrap_or_default()),
+    )
+    .claude_home(home.join(".claude"))
+    .engram_home(tmp.path().join("engram"))
+    .build();
     let memory = home.join(".claude/projects/-p/memory");
     fs::create_dir_all(&memory).expect("memory");
     fs::write(memory.join("a.md"), "a\n").expect("a");

@@ -32,7 +32,7 @@ use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 pub use crate::git_repo::parse_remote;
-use crate::git_repo::{local_files, Git};
+use crate::git_repo::{git_program, local_files, Git};
 use crate::staging::{ChangeSource, StagedChangeSet};
 
 /// `engram team status --json`.
@@ -110,7 +110,11 @@ impl Engine {
         let config = self.team_config(project)?;
         let branch = config.branch.clone().unwrap_or_else(|| "main".to_owned());
         let dir = self.team_state_dir(project).join("clone");
-        let git = Git { dir: dir.clone() };
+        let program = git_program(self.env(), self.load_config()?.sync.git.as_deref())?;
+        let git = Git {
+            dir: dir.clone(),
+            program,
+        };
         if !dir.join(".git").is_dir() {
             crate::disk::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
             git.run(&["init", "-q"])?;

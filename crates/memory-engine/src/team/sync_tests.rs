@@ -15,11 +15,15 @@ struct Mate {
 
 impl Mate {
     fn new(root: &Path, name: &str, remote: &Path) -> Mate {
-        let engine =
-            Engine::builder(Environment::empty().with("HOME", root.join(name).to_string_lossy()))
-                .claude_home(root.join(name).join(".claude"))
-                .engram_home(root.join(name).join("engram"))
-                .build();
+        let engine = Engine::builder(
+            Environment::empty()
+                .with("HOME", root.join(name).to_string_lossy())
+                // Sync finds git on the engine's own PATH (platform::git).
+                .with("PATH", std::env::var("PATH").unwrap_or_default()),
+        )
+        .claude_home(root.join(name).join(".claude"))
+        .engram_home(root.join(name).join("engram"))
+        .build();
         let memory = root.join(name).join("memory");
         fs::create_dir_all(memory.join("team")).expect("team dir");
         engine
