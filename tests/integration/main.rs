@@ -1,6 +1,7 @@
 //! One integration-test binary for the whole workspace; each area is a module.
 
 mod bundle_config;
+mod line_endings;
 
 #[test]
 fn real_fixtures_are_reachable() {

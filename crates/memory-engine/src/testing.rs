@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+#[cfg(test)]
+pub(crate) mod child;
 pub mod fixtures;
 
 /// One request the server received.

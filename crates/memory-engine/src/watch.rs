@@ -654,10 +654,7 @@ mod tests {
         let (_watch, receiver) = watch(&fx, WatchOptions::default());
 
         // Claude Code takes the lock (its PID, mtime now) and rewrites two files, deletes one.
-        let mut claude = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .expect("a live process");
+        let mut claude = crate::testing::child::live();
         let lock = fx.root.join(crate::dream::lock::LOCK_FILE);
         fs::write(&lock, claude.id().to_string()).expect("lock");
         fs::File::options()

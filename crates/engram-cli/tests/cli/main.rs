@@ -18,8 +18,12 @@ mod dream;
 mod extract;
 mod generate;
 mod history;
+// Linux only (platforms row 23): `/proc/<pid>/fd` and `stat`, `prlimit`, `SO_PEERCRED`.
+#[cfg(target_os = "linux")]
 mod hook_socket;
 mod hostile;
+// Linux only (platforms row 23): `unshare` namespaces, a tmpfs, util-linux's `setpriv`.
+#[cfg(target_os = "linux")]
 mod hostile_io;
 mod mcp;
 mod models;

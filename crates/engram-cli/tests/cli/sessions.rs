@@ -203,11 +203,13 @@ fn session_memory_shows_what_is_due_and_updates_offline() {
     assert_eq!(again["content"], after["content"]);
 }
 
+/// Linux only (platforms row 23): the peak is read from `/proc`.
 /// Runs `command` to its end and returns its exit status and peak RSS in KiB: the child's own
 /// high-water mark (`VmHWM` of `/proc/<pid>/status`), read until it exits. (`wait4`'s
 /// `ru_maxrss` will not do: on Linux a spawned child starts from its parent's peak, and this
 /// test binary's other tests make that large.) The last reading can miss only allocations of the
 /// final few milliseconds; the chain is held until the output is written, so the peak is seen.
+#[cfg(target_os = "linux")]
 fn peak_rss_kib(mut command: std::process::Command) -> (i32, u64) {
     let mut child = command
         .stdout(std::process::Stdio::null())
@@ -233,6 +235,7 @@ fn peak_rss_kib(mut command: std::process::Command) -> (i32, u64) {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_200_mb_transcript_is_read_in_bounded_memory() {
     let s = Sandbox::in_project("big").with_engram_home();
     let path = s.root().join("big.jsonl");

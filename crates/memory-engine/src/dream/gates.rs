@@ -511,10 +511,7 @@ mod tests {
         for id in UUID.iter().take(4).chain([&UUID[5]]) {
             touch(&p.transcripts.join(format!("{id}.jsonl")), NOW + 630);
         }
-        let mut holder = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .expect("sleep");
+        let mut holder = crate::testing::child::live();
         fs::write(p.memory.join(lock::LOCK_FILE), holder.id().to_string()).expect("lock");
         touch(&p.memory.join(lock::LOCK_FILE), NOW + 10 * 60);
         let mut held = inputs(&p, true);

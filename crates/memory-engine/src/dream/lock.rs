@@ -284,9 +284,8 @@ pub fn epoch_ms(time: SystemTime) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use std::process::{Child, Command};
-
     use super::*;
+    use crate::testing::child::{dead_pid, live as sleeper};
 
     struct Dir {
         _temp: tempfile::TempDir,
@@ -311,17 +310,6 @@ mod tests {
         let path = dir.join(LOCK_FILE);
         fs::write(&path, pid.to_string()).expect("write");
         set_times(&path, mtime).expect("utimes");
-    }
-
-    fn sleeper() -> Child {
-        Command::new("sleep").arg("30").spawn().expect("sleep")
-    }
-
-    fn dead_pid() -> u32 {
-        let mut child = Command::new("true").spawn().expect("true");
-        let pid = child.id();
-        child.wait().expect("wait");
-        pid
     }
 
     fn at(secs: u64) -> SystemTime {
