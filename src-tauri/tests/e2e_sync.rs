@@ -25,7 +25,11 @@ const PROJECT: &str = "-home-ada-shop";
 const DEPLOY: &str = "---\nname: Deploy\ndescription: how we deploy\ntype: project\n---\nFly.io\n";
 
 fn engine(home: &Path, claude_home: &Path, engram_home: &Path) -> Engine {
-    Engine::builder(Environment::empty().with("HOME", home.to_string_lossy()))
+    // Sync finds git on the engine's own PATH (platform::git), as the app's does.
+    let env = Environment::empty()
+        .with("HOME", home.to_string_lossy())
+        .with("PATH", std::env::var("PATH").unwrap_or_default());
+    Engine::builder(env)
         .claude_home(claude_home)
         .engram_home(engram_home)
         .build()
