@@ -91,14 +91,19 @@ impl TauriDriver {
             .spawn()
             .expect("dbus-run-session and tauri-driver start (cargo install tauri-driver --locked --version 2.1.0)");
         let driver = TauriDriver { child, port, log };
+        // tauri-driver listens at once and starts WebKitWebDriver beside it, which on a loaded
+        // machine listens a moment later: a session asked for before then fails ("webdriver
+        // server did not respond"). Both must listen.
         let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "tauri-driver did not listen on {port}: {}",
-                driver.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(100));
+        for (listener, port) in [("tauri-driver", port), ("WebKitWebDriver", native_port)] {
+            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(
+                    Instant::now() < deadline,
+                    "{listener} did not listen on {port}: {}",
+                    driver.log_text()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
         driver
     }
