@@ -80,8 +80,17 @@ pub fn mcp_latency(corpus: &Path) -> Result<(), String> {
     let project = home.join("work/app");
     fs::create_dir_all(&project).map_err(|e| format!("{}: {e}", project.display()))?;
     let project = project.canonicalize().map_err(|e| e.to_string())?;
-    let key = memory_engine::paths::sanitize_path(&project.to_string_lossy());
-    let memory = home.join(".claude/projects").join(key).join("memory");
+    // Where `engram mcp` started in `project` will look, found as it finds it: the corpus lives
+    // inside this checkout, so Claude Code's rule keys the memory on the repository's root, not
+    // on `project` (keyed on `project`, the server saw no memory at all and timed empty pages).
+    let engine = memory_engine::Engine::builder(
+        memory_engine::Environment::empty().with("HOME", home.to_string_lossy()),
+    )
+    .build();
+    let memory = engine
+        .resolve_memory_dir(&project)
+        .map_err(|e| format!("{}: {e}", project.display()))?
+        .memory_dir;
     crate::generate_corpus(&memory, SIZE).map_err(|e| format!("{}: {e}", memory.display()))?;
     // The generated memories are alike, so recall's relevance gate finds none of them related to
     // any prompt; one memory the prompt is about makes the call return what a real one would.
