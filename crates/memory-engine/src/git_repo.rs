@@ -19,7 +19,8 @@ use std::process::Stdio;
 use crate::disk;
 use crate::environment::Environment;
 use crate::error::{Error, Result};
-use crate::platform::git::{find_git, ChosenGit, GitHost};
+use crate::platform::git::{find_git, ChosenGit};
+use crate::platform::Os;
 
 /// A remote as configured: `URL` or `URL#branch`.
 pub fn parse_remote(spec: &str) -> Result<(String, Option<String>)> {
@@ -47,7 +48,7 @@ pub(crate) fn git_program(env: &Environment, configured: Option<&str>) -> Result
         }),
         (None, None) => None,
     };
-    find_git(GitHost::CURRENT, chosen, |key| env.get(key), Path::new("/"))
+    find_git(Os::CURRENT, chosen, |key| env.get(key), Path::new("/"))
 }
 
 /// A clone at `dir`, driven by the git at `program` ([`git_program`]).

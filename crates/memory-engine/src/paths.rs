@@ -231,7 +231,7 @@ pub fn is_node_absolute(os: Os, path: &str) -> bool {
     let separator = |b: &u8| *b == b'/' || (os == Os::Windows && *b == b'\\');
     let bytes = path.as_bytes();
     match os {
-        Os::Unix => bytes.first() == Some(&b'/'),
+        Os::Unix | Os::Mac => bytes.first() == Some(&b'/'),
         Os::Windows => {
             bytes.first().is_some_and(separator)
                 || (bytes.len() >= 3

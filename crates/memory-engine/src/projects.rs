@@ -204,7 +204,7 @@ fn probe_working_dir(name: &str) -> Option<PathBuf> {
 /// `C--`). A Windows name without a drive (a UNC share, `\x` on an unknown drive) is not probed.
 fn probe_start(os: Os, name: &str) -> Option<(PathBuf, &str)> {
     match os {
-        Os::Unix => Some((PathBuf::from("/"), name.strip_prefix('-')?)),
+        Os::Unix | Os::Mac => Some((PathBuf::from("/"), name.strip_prefix('-')?)),
         Os::Windows => {
             let drive = name.chars().next().filter(char::is_ascii_alphabetic)?;
             let rest = name[1..].strip_prefix("--")?;

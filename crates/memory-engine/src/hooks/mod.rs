@@ -85,7 +85,7 @@ impl EngramHook {
     pub fn command_on(&self, os: Os, program: &Path) -> String {
         let program = program.to_string_lossy();
         let quoted = match os {
-            Os::Unix => shell_quote(&program),
+            Os::Unix | Os::Mac => shell_quote(&program),
             Os::Windows => format!("\"{}\"", program.replace('\\', "/")),
         };
         format!("{quoted} {}", self.args)
@@ -102,7 +102,7 @@ impl EngramHook {
     pub fn matches_on(&self, os: Os, command: &str) -> bool {
         let (program, rest) = split_program_on(os, command);
         let name = match os {
-            Os::Unix => Path::new(&program)
+            Os::Unix | Os::Mac => Path::new(&program)
                 .file_name()
                 .map(|n| n.to_string_lossy().to_ascii_lowercase())
                 .unwrap_or_default(),
@@ -334,7 +334,7 @@ fn shell_quote(word: &str) -> String {
 /// backslash is kept as it is (a path separator), not taken as an escape.
 fn split_program_on(os: Os, command: &str) -> (String, &str) {
     let command = command.trim_start();
-    let escapes = os == Os::Unix;
+    let escapes = os != Os::Windows;
     let mut program = String::new();
     let mut chars = command.char_indices().peekable();
     let mut quote: Option<char> = None;

@@ -19,39 +19,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::Os;
 use crate::error::{Error, Result};
 
-/// The OS families whose places for git differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GitHost {
-    /// Linux and other Unix: `PATH` only.
-    Linux,
-    Mac,
-    Windows,
+fn executable(host: Os) -> &'static str {
+    match host {
+        Os::Windows => "git.exe",
+        Os::Unix | Os::Mac => "git",
+    }
 }
 
-impl GitHost {
-    /// The OS this program was built for.
-    pub const CURRENT: GitHost = if cfg!(target_os = "macos") {
-        GitHost::Mac
-    } else if cfg!(windows) {
-        GitHost::Windows
-    } else {
-        GitHost::Linux
-    };
-
-    fn executable(self) -> &'static str {
-        match self {
-            GitHost::Windows => "git.exe",
-            GitHost::Linux | GitHost::Mac => "git",
-        }
-    }
-
-    fn path_separator(self) -> char {
-        match self {
-            GitHost::Windows => ';',
-            GitHost::Linux | GitHost::Mac => ':',
-        }
+fn path_separator(host: Os) -> char {
+    match host {
+        Os::Windows => ';',
+        Os::Unix | Os::Mac => ':',
     }
 }
 
@@ -66,7 +47,7 @@ pub struct ChosenGit<'a> {
 /// OS's known places that is a file. `get` reads the environment (`PATH`, `ProgramFiles`, …);
 /// `root` is the file system's root the macOS places are under (`/`; a temp dir in tests).
 pub fn find_git<'a>(
-    host: GitHost,
+    host: Os,
     chosen: Option<ChosenGit<'_>>,
     get: impl Fn(&str) -> Option<&'a str>,
     root: &Path,
@@ -103,18 +84,14 @@ pub fn find_git<'a>(
 }
 
 /// Every place looked at, in order: `PATH`'s dirs, then the OS's known install places.
-fn candidates<'a>(
-    host: GitHost,
-    get: impl Fn(&str) -> Option<&'a str>,
-    root: &Path,
-) -> Vec<PathBuf> {
+fn candidates<'a>(host: Os, get: impl Fn(&str) -> Option<&'a str>, root: &Path) -> Vec<PathBuf> {
     let mut candidates: Vec<PathBuf> = path_dirs(host, get("PATH").unwrap_or(""))
         .into_iter()
-        .map(|dir| Path::new(&dir).join(host.executable()))
+        .map(|dir| Path::new(&dir).join(executable(host)))
         .collect();
     match host {
-        GitHost::Linux => {}
-        GitHost::Mac => {
+        Os::Unix => {}
+        Os::Mac => {
             for place in ["opt/homebrew/bin/git", "usr/local/bin/git", "usr/bin/git"] {
                 candidates.push(root.join(place));
             }
@@ -124,7 +101,7 @@ fn candidates<'a>(
                 candidates.retain(|candidate| *candidate != stub);
             }
         }
-        GitHost::Windows => {
+        Os::Windows => {
             for (variable, under) in [
                 ("ProgramFiles", ""),
                 ("ProgramW6432", ""),
@@ -147,13 +124,13 @@ fn candidates<'a>(
 
 /// `PATH`'s dirs, empty entries left out. On Windows a dir may be quoted to hold a `;`, as
 /// `cmd` reads it.
-fn path_dirs(host: GitHost, path: &str) -> Vec<String> {
+fn path_dirs(host: Os, path: &str) -> Vec<String> {
     let mut dirs = vec![String::new()];
     let mut quoted = false;
     for c in path.chars() {
         match c {
-            '"' if host == GitHost::Windows => quoted = !quoted,
-            c if c == host.path_separator() && !quoted => dirs.push(String::new()),
+            '"' if host == Os::Windows => quoted = !quoted,
+            c if c == path_separator(host) && !quoted => dirs.push(String::new()),
             c => dirs.last_mut().expect("one dir at least").push(c),
         }
     }
@@ -163,10 +140,10 @@ fn path_dirs(host: GitHost, path: &str) -> Vec<String> {
 
 /// The options git gets before its subcommand on `host`: on Windows, paths longer than 260
 /// characters (a deep memory tree inside Engram's data dir) instead of "Filename too long".
-pub fn leading_args(host: GitHost) -> &'static [&'static str] {
+pub fn leading_args(host: Os) -> &'static [&'static str] {
     match host {
-        GitHost::Windows => &["-c", "core.longpaths=true"],
-        GitHost::Linux | GitHost::Mac => &[],
+        Os::Windows => &["-c", "core.longpaths=true"],
+        Os::Unix | Os::Mac => &[],
     }
 }
 
@@ -175,7 +152,7 @@ pub fn leading_args(host: GitHost) -> &'static [&'static str] {
 pub fn command(program: &Path) -> Command {
     let mut command = Command::new(program);
     super::process::no_console(&mut command);
-    command.args(leading_args(GitHost::CURRENT));
+    command.args(leading_args(Os::CURRENT));
     command
 }
 
@@ -190,7 +167,7 @@ mod tests {
         std::fs::write(path, "").expect("write");
     }
 
-    fn find(host: GitHost, vars: &HashMap<&str, String>, root: &Path) -> Result<PathBuf> {
+    fn find(host: Os, vars: &HashMap<&str, String>, root: &Path) -> Result<PathBuf> {
         find_git(host, None, |k| vars.get(k).map(String::as_str), root)
     }
 
@@ -205,22 +182,22 @@ mod tests {
         }
         // Homebrew's Apple-silicon place first, then the Intel one.
         assert_eq!(
-            find(GitHost::Mac, &vars, root).expect("found"),
+            find(Os::Mac, &vars, root).expect("found"),
             root.join("opt/homebrew/bin/git")
         );
         std::fs::remove_file(root.join("opt/homebrew/bin/git")).expect("rm");
         assert_eq!(
-            find(GitHost::Mac, &vars, root).expect("found"),
+            find(Os::Mac, &vars, root).expect("found"),
             root.join("usr/local/bin/git")
         );
         touch(&on_path.join("git"));
         assert_eq!(
-            find(GitHost::Mac, &vars, root).expect("found"),
+            find(Os::Mac, &vars, root).expect("found"),
             on_path.join("git")
         );
         // Linux looks at PATH only.
         std::fs::remove_file(on_path.join("git")).expect("rm");
-        let error = find(GitHost::Linux, &vars, root).expect_err("not on PATH");
+        let error = find(Os::Unix, &vars, root).expect_err("not on PATH");
         assert!(error.to_string().contains("/nonexistent/git"), "{error}");
     }
 
@@ -232,7 +209,7 @@ mod tests {
         touch(&stub);
         // The stub is on PATH, as /usr/bin always is.
         let vars = HashMap::from([("PATH", root.join("usr/bin").display().to_string())]);
-        let error = find(GitHost::Mac, &vars, root).expect_err("the stub alone is no git");
+        let error = find(Os::Mac, &vars, root).expect_err("the stub alone is no git");
         assert!(
             !error.to_string().contains(&stub.display().to_string()),
             "{error}"
@@ -242,7 +219,7 @@ mod tests {
             "{error}"
         );
         std::fs::create_dir_all(root.join("Library/Developer/CommandLineTools")).expect("mkdir");
-        assert_eq!(find(GitHost::Mac, &vars, root).expect("found"), stub);
+        assert_eq!(find(Os::Mac, &vars, root).expect("found"), stub);
     }
 
     #[test]
@@ -259,23 +236,20 @@ mod tests {
         let root = Path::new("/");
         let per_user = Path::new(&local).join("Programs").join(r"Git\cmd\git.exe");
         touch(&per_user);
-        assert_eq!(
-            find(GitHost::Windows, &vars, root).expect("found"),
-            per_user
-        );
+        assert_eq!(find(Os::Windows, &vars, root).expect("found"), per_user);
         let machine = Path::new(&program_files).join(r"Git\cmd\git.exe");
         touch(&machine);
-        assert_eq!(find(GitHost::Windows, &vars, root).expect("found"), machine);
+        assert_eq!(find(Os::Windows, &vars, root).expect("found"), machine);
         let on_path = Path::new(&dir).join("cmd").join("git.exe");
         touch(&on_path);
-        assert_eq!(find(GitHost::Windows, &vars, root).expect("found"), on_path);
+        assert_eq!(find(Os::Windows, &vars, root).expect("found"), on_path);
         // A quoted PATH entry holding the separator is one dir.
         let quoted = Path::new(&format!("{dir}/a;b")).join("git.exe");
         touch(&quoted);
-        assert_eq!(find(GitHost::Windows, &vars, root).expect("found"), quoted);
+        assert_eq!(find(Os::Windows, &vars, root).expect("found"), quoted);
         // With no ProgramFiles, the default drive's place is still tried, and named.
         vars.clear();
-        let error = find(GitHost::Windows, &vars, root).expect_err("nothing");
+        let error = find(Os::Windows, &vars, root).expect_err("nothing");
         assert!(
             error
                 .to_string()
@@ -293,7 +267,7 @@ mod tests {
         let chosen = root.path().join("mine/git");
         let choose = |program: &str| {
             find_git(
-                GitHost::Linux,
+                Os::Unix,
                 Some(ChosenGit {
                     source: "ENGRAM_GIT",
                     program,
@@ -318,7 +292,7 @@ mod tests {
     #[test]
     fn nothing_found_names_what_was_tried_and_how_to_choose() {
         let root = tempfile::tempdir().expect("tmp");
-        let error = find(GitHost::Linux, &HashMap::new(), root.path()).expect_err("none");
+        let error = find(Os::Unix, &HashMap::new(), root.path()).expect_err("none");
         let message = error.to_string();
         assert!(message.contains("PATH is empty"), "{message}");
         assert!(
@@ -329,11 +303,8 @@ mod tests {
 
     #[test]
     fn windows_children_allow_long_paths() {
-        assert_eq!(
-            leading_args(GitHost::Windows),
-            ["-c", "core.longpaths=true"]
-        );
-        assert!(leading_args(GitHost::Linux).is_empty());
-        assert!(leading_args(GitHost::Mac).is_empty());
+        assert_eq!(leading_args(Os::Windows), ["-c", "core.longpaths=true"]);
+        assert!(leading_args(Os::Unix).is_empty());
+        assert!(leading_args(Os::Mac).is_empty());
     }
 }

@@ -38,18 +38,26 @@ pub mod names;
 pub mod process;
 
 /// The OS families whose conventions differ in strings Engram writes or reads (a hook's command
-/// line, a path's drive letter). Functions that take one are plain string functions, so Linux
-/// tests cover the Windows form; the running program passes [`Os::CURRENT`].
+/// line, a path's drive letter, where git is installed). Functions that take one are plain
+/// functions, so Linux tests cover every form; the running program passes [`Os::CURRENT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Os {
-    /// Linux, macOS and every other Unix.
+    /// Linux and every other Unix but macOS.
     Unix,
+    /// macOS: a Unix wherever paths and shells are concerned; its own install places.
+    Mac,
     Windows,
 }
 
 impl Os {
     /// The OS this program was built for.
-    pub const CURRENT: Os = if cfg!(windows) { Os::Windows } else { Os::Unix };
+    pub const CURRENT: Os = if cfg!(target_os = "macos") {
+        Os::Mac
+    } else if cfg!(windows) {
+        Os::Windows
+    } else {
+        Os::Unix
+    };
 }
 
 /// The architecture rule of this module, checked on the source tree: outside `platform/`, no
