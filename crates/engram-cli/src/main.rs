@@ -17,6 +17,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use commands::{Context, GlobalArgs, Status};
+use memory_engine::hooks::unattended_environment;
+use memory_engine::platform::Os;
+use memory_engine::Environment;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -100,7 +103,13 @@ enum Command {
 fn main() -> ExitCode {
     // clap exits with 2 on usage errors and 0 for --help/--version, as the contract wants.
     let cli = Cli::parse();
-    let context = Context::new(cli.global);
+    let env = match &cli.command {
+        Command::Hook(args) if args.is_run_by_claude_code() => {
+            unattended_environment(Environment::from_process(), Os::CURRENT)
+        }
+        _ => Environment::from_process(),
+    };
+    let context = Context::new(cli.global, env);
     let result = match cli.command {
         Command::Where(args) => commands::r#where::run(&context, args),
         Command::Projects(args) => commands::projects::run(&context, args),

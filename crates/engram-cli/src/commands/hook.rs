@@ -77,6 +77,13 @@ pub struct PromptArgs {
     pub verbose: bool,
 }
 
+impl Args {
+    /// Whether Claude Code runs this (with nobody watching), not a person (`hook serve`).
+    pub fn is_run_by_claude_code(&self) -> bool {
+        !matches!(self.event, Event::Serve)
+    }
+}
+
 pub fn run(context: &Context, args: Args) -> Result<Status> {
     match args.event {
         Event::UserPromptSubmit(args) => prompt(context, &args),

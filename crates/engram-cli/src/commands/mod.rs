@@ -92,9 +92,8 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(global: GlobalArgs) -> Context {
-        let mut builder = Engine::builder(Environment::from_process())
-            .managed_settings(default_managed_settings_path());
+    pub fn new(global: GlobalArgs, env: Environment) -> Context {
+        let mut builder = Engine::builder(env).managed_settings(default_managed_settings_path());
         if let Some(dir) = &global.claude_dir {
             builder = builder.claude_home(absolute(dir));
         }

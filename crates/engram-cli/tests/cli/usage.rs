@@ -295,3 +295,66 @@ fn over_the_daily_budget_a_forced_model_dream_is_skipped_and_extraction_and_reca
         "the ten asked-for keys and totalTokens"
     );
 }
+
+/// `ENGRAM_KEYRING=never` (what the hooks set for themselves on macOS, where a keyring read
+/// would ask the person) keeps a process from the keyring: with no key in the environment,
+/// extraction and recall do without the model and say why, and a model dream is refused with a
+/// clear error rather than quietly run offline.
+#[test]
+fn a_process_that_does_not_read_the_keyring_does_without_the_model_and_says_why() {
+    let s = Sandbox::in_project("nokeyring").with_engram_home();
+    session(&s, "Remember that releases are cut on Thursdays.");
+    fs::create_dir_all(s.engram_home()).expect("data dir");
+    fs::write(
+        s.engram_home().join("config.toml"),
+        "[llm]\nprovider = \"anthropic\"\n",
+    )
+    .expect("config");
+    let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_text(
+        "Done.",
+        (10, 10, 0, 0),
+    ))]);
+    let without_keyring = |args: &[&str]| {
+        let mut command = s.command(args);
+        command
+            .env("ENGRAM_KEYRING", "never")
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env_remove("ANTHROPIC_API_KEY");
+        command
+    };
+    let why = "no anthropic key in ANTHROPIC_API_KEY, and this process does not read the OS \
+               keyring (ENGRAM_KEYRING=never)";
+
+    let outcome = json_of(without_keyring(&["extract", SESSION, "--json"]));
+    assert_eq!(outcome["extractor"], "offline", "{outcome}");
+    assert_eq!(outcome["reason"], why, "{outcome}");
+
+    let report = json_of(without_keyring(&[
+        "recall",
+        "when are releases cut",
+        "--json",
+        "--report",
+    ]));
+    assert_eq!(report["provider"], "offline", "{report}");
+    assert_eq!(
+        report["degraded"],
+        format!("{why}; ranked offline"),
+        "{report}"
+    );
+    assert!(
+        !report["results"].as_array().expect("results").is_empty(),
+        "still recalls the extracted fact: {report}"
+    );
+
+    s.json(&["dream", "set", "--enabled", "true"]);
+    let out = without_keyring(&["dream", "run", "--force", "--json"])
+        .output()
+        .expect("dream");
+    assert_ne!(exit_code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(why) && stderr(&out).contains("--provider offline"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(server.requests().is_empty(), "the model was never asked");
+}

@@ -203,6 +203,12 @@ impl Engine {
         let settings = self.dream_settings_in(&config, target);
         let model =
             self.llm_client_for(&options.llm, &Caller::new(ModelJob::Dream, &target.project))?;
+        // A dream asked of a model is never quietly made an offline one.
+        if let Some(withheld) = &model.withheld {
+            return Err(Error::Llm(format!(
+                "{withheld}; set the key in the environment, or dream offline with --provider offline"
+            )));
+        }
         let provider = model.settings.provider;
         let now = self.clock().now();
         let mut task = DreamTask::new(

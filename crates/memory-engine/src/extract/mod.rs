@@ -410,8 +410,9 @@ impl Engine {
             ProviderKind::Local => Some(self.embedder_in(&config)?),
             _ => None,
         };
-        // Over the daily budget the rules extract instead, and the outcome says why.
-        let fallback = model.over_budget().map(|budget| budget.reason());
+        // Over the daily budget (or without the key in this process) the rules extract instead,
+        // and the outcome says why.
+        let fallback = model.do_without();
         let client = model.client.filter(|_| fallback.is_none());
         Ok(Ready::Go(Box::new(Prepared {
             embedder,

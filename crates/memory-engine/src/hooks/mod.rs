@@ -36,9 +36,11 @@ use tokio_util::sync::CancellationToken;
 use crate::config::LlmOverrides;
 use crate::disk;
 use crate::engine::Engine;
+use crate::environment::Environment;
 use crate::error::{Error, Result};
 use crate::json_edit::{self, Node, Style};
 use crate::json_file::JsonFile;
+use crate::llm::keys;
 use crate::platform::Os;
 use crate::recall::{additional_context, RecallReport, RecallRequest};
 
@@ -880,6 +882,20 @@ fn remove_all(path: &Path, mut text: String, hook: EngramHook) -> Result<String>
     Ok(text)
 }
 
+/// The environment a hook process run by Claude Code works in: `env`, plus
+/// `ENGRAM_KEYRING=never` where reading the OS keyring could open a dialog with nobody watching
+/// ([`Os::keyring_may_prompt_unattended`]: macOS) — unless the person chose themselves. Keys then
+/// come from the environment only (Claude Code passes its `settings.json` `env` to hooks), and
+/// without one recall ranks locally or offline and extraction uses its rules, saying why; when
+/// the app is running, the prompt hook's answer comes from the app, which reads the key.
+pub fn unattended_environment(env: Environment, os: Os) -> Environment {
+    if os.keyring_may_prompt_unattended() && env.get(keys::KEYRING_VAR).is_none() {
+        env.with(keys::KEYRING_VAR, "never")
+    } else {
+        env
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;
@@ -1283,6 +1299,29 @@ mod tests {
         assert_eq!(
             fs::read_to_string(engine.claude_settings_path()).expect("read"),
             "{\"model\": \"sonnet\"}"
+        );
+    }
+
+    #[test]
+    fn hooks_leave_the_keyring_alone_only_where_reading_it_could_open_a_dialog() {
+        let never = |env: &Environment| env.get(keys::KEYRING_VAR) == Some("never");
+        assert!(never(&unattended_environment(
+            Environment::empty(),
+            Os::Mac
+        )));
+        assert!(!never(&unattended_environment(
+            Environment::empty(),
+            Os::Unix
+        )));
+        assert!(!never(&unattended_environment(
+            Environment::empty(),
+            Os::Windows
+        )));
+        let chosen = Environment::empty().with(keys::KEYRING_VAR, "always");
+        assert_eq!(
+            unattended_environment(chosen, Os::Mac).get(keys::KEYRING_VAR),
+            Some("always"),
+            "the person's own choice stands"
         );
     }
 }

@@ -9,6 +9,12 @@
 //! it says.
 //!
 //! A keyring read may block on D-Bus; callers on an async runtime run it on a blocking thread.
+//!
+//! `ENGRAM_KEYRING=never` keeps a process away from the keyring: keys come from the environment
+//! only, and a remote provider without one is done without ([`keyring_withheld`]). The hooks
+//! set it for themselves where a read could put a dialog in front of the person
+//! ([`crate::platform::Os::keyring_may_prompt_unattended`]: macOS asks once per binary whether
+//! `engram` may read what the app stored, and a hook has two seconds and nobody watching).
 
 use serde::Serialize;
 
@@ -35,6 +41,27 @@ pub struct KeyStatus {
     pub keyring_error: Option<String>,
 }
 
+/// The environment variable that keeps a process away from the OS keyring when `never`.
+pub const KEYRING_VAR: &str = "ENGRAM_KEYRING";
+
+/// Whether this process may read the OS keyring (`ENGRAM_KEYRING` is not `never`).
+pub fn keyring_allowed(env: &Environment) -> bool {
+    env.get(KEYRING_VAR) != Some("never")
+}
+
+/// Why `provider`'s key is missing on purpose: a remote provider, no key in the environment, and
+/// a process that does not read the keyring. `None` when the key is there or could be looked up.
+pub fn keyring_withheld(env: &Environment, provider: ProviderKind) -> Option<String> {
+    let var = env_var(provider)?;
+    if keyring_allowed(env) || env.get(var).is_some() {
+        return None;
+    }
+    Some(format!(
+        "no {provider} key in {var}, and this process does not read the OS keyring \
+         ({KEYRING_VAR}=never)"
+    ))
+}
+
 /// The environment variable holding `provider`'s key.
 pub fn env_var(provider: ProviderKind) -> Option<&'static str> {
     match provider {
@@ -49,6 +76,9 @@ pub fn api_key(env: &Environment, provider: ProviderKind) -> Option<String> {
     if let Some(key) = env_var(provider).and_then(|var| env.get(var)) {
         return Some(key.to_owned());
     }
+    if !keyring_allowed(env) {
+        return None;
+    }
     keyring_get(provider).ok().flatten()
 }
 
@@ -61,6 +91,14 @@ pub fn key_status(env: &Environment, provider: ProviderKind) -> KeyStatus {
             source: "env",
             env_var: Some(var),
             keyring_error: None,
+        };
+    }
+    if let Some(withheld) = keyring_withheld(env, provider) {
+        return KeyStatus {
+            provider,
+            source: "none",
+            env_var: None,
+            keyring_error: Some(withheld),
         };
     }
     let (source, keyring_error) = match keyring_get(provider) {
@@ -195,5 +233,32 @@ mod tests {
         );
         let err = keyring_set(ProviderKind::Anthropic, "sk").expect_err("unavailable");
         assert!(err.to_string().contains("cannot store the key"), "{err}");
+    }
+
+    #[test]
+    fn a_process_told_never_reads_keys_from_the_environment_only_and_says_so() {
+        let keyring = crate::testing::keyring_store::TestKeyring::install();
+        keyring_set(ProviderKind::Anthropic, "sk-ant-stored").expect("stored");
+        let never = Environment::empty().with(KEYRING_VAR, "never");
+        assert_eq!(api_key(&never, ProviderKind::Anthropic), None);
+        let status = key_status(&never, ProviderKind::Anthropic);
+        assert_eq!(status.source, "none");
+        let withheld = keyring_withheld(&never, ProviderKind::Anthropic).expect("withheld");
+        assert_eq!(status.keyring_error.as_deref(), Some(withheld.as_str()));
+        assert!(withheld.contains("ENGRAM_KEYRING=never"), "{withheld}");
+
+        let with_env = never.clone().with("ANTHROPIC_API_KEY", "sk-ant-env");
+        assert_eq!(
+            api_key(&with_env, ProviderKind::Anthropic).as_deref(),
+            Some("sk-ant-env")
+        );
+        assert_eq!(keyring_withheld(&with_env, ProviderKind::Anthropic), None);
+        assert_eq!(keyring_withheld(&never, ProviderKind::Local), None);
+        let allowed = Environment::empty().with(KEYRING_VAR, "always");
+        assert_eq!(
+            api_key(&allowed, ProviderKind::Anthropic).as_deref(),
+            Some("sk-ant-stored")
+        );
+        drop(keyring);
     }
 }

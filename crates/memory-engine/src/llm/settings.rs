@@ -44,6 +44,9 @@ pub struct ModelClient {
     pub client: Option<Arc<dyn Client>>,
     /// Today's tokens against the budget when there is a client and a budget; `None` otherwise.
     pub budget: Option<BudgetStatus>,
+    /// Why a remote provider has no client in this process although a key may be stored: the
+    /// process does not read the keyring ([`keys::keyring_withheld`]).
+    pub withheld: Option<String>,
 }
 
 impl ModelClient {
@@ -53,6 +56,14 @@ impl ModelClient {
         self.budget
             .as_ref()
             .filter(|status| status.reached && self.client.is_some())
+    }
+
+    /// Why the caller should do without the model it asked for — the budget is reached, or this
+    /// process does not read the key — or `None` when it can ask it (or asked for none).
+    pub fn do_without(&self) -> Option<String> {
+        self.withheld
+            .clone()
+            .or_else(|| self.over_budget().map(BudgetStatus::reason))
     }
 }
 
@@ -73,6 +84,14 @@ impl Engine {
         caller: &Caller,
     ) -> Result<ModelClient> {
         let settings = self.llm_settings(config, overrides);
+        if let Some(withheld) = keys::keyring_withheld(self.env(), settings.provider) {
+            return Ok(ModelClient {
+                settings,
+                client: None,
+                budget: None,
+                withheld: Some(withheld),
+            });
+        }
         let key = keys::api_key(self.env(), settings.provider);
         let retry = RetryPolicy {
             max_retries: settings.max_retries,
@@ -90,6 +109,7 @@ impl Engine {
             settings,
             client,
             budget,
+            withheld: None,
         })
     }
 

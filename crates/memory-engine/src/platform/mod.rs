@@ -58,6 +58,15 @@ impl Os {
     } else {
         Os::Unix
     };
+
+    /// Whether reading the OS keyring from a process nobody started by hand (a hook run by
+    /// Claude Code) can put a dialog in front of the person. macOS's Keychain asks whether
+    /// `engram` may read an item the app stored (and again after each unsigned build), which
+    /// would also spend the hook's whole budget; Windows' Credential Manager and the Secret
+    /// Service (an unlocked collection) answer without asking.
+    pub fn keyring_may_prompt_unattended(self) -> bool {
+        matches!(self, Os::Mac)
+    }
 }
 
 /// The architecture rule of this module, checked on the source tree: outside `platform/`, no

@@ -381,9 +381,10 @@ pub enum Selector {
     Semantic(Arc<dyn Embedder>),
     /// A model picks from the manifest (one side call).
     Model(Arc<dyn Client>),
-    /// A model was asked for, but the daily token budget is reached: `instead` (the local
-    /// model when installed, else lexical) ranks, and the report says why.
-    OverBudget {
+    /// A model was asked for, but this recall does without it — the daily token budget is
+    /// reached, or this process does not read the key ([`crate::llm::keys::keyring_withheld`]):
+    /// `instead` (the local model when installed, else lexical) ranks, and the report says why.
+    Instead {
         instead: Box<Selector>,
         reason: String,
     },
@@ -402,8 +403,8 @@ impl Engine {
     /// when the local model is installed, else offline) asks for, recalling from `memory_dir`:
     /// `offline` → lexical, `local` → sentence vectors (`[llm] embeddings`), `anthropic` /
     /// `openai` → that model, its calls logged for the dir's project — unless the daily token
-    /// budget is reached: then the local model when installed, else lexical
-    /// ([`Selector::OverBudget`]). Blocking (reads the config, and the keyring for a key).
+    /// budget is reached or this process does not read the key: then the local model when
+    /// installed, else lexical ([`Selector::Instead`]). Blocking (reads the config, and the keyring for a key).
     pub fn recall_selector(&self, overrides: &LlmOverrides, memory_dir: &Path) -> Result<Selector> {
         Ok(self.recall_setup(overrides, memory_dir)?.selector)
     }
@@ -434,7 +435,7 @@ impl Engine {
     ) -> Result<RecallSetup> {
         let caller = Caller::new(ModelJob::Recall, crate::paths::project_of(memory_dir));
         let model = self.llm_client_in(config, overrides, &caller)?;
-        if let Some(budget) = model.over_budget() {
+        if let Some(reason) = model.do_without() {
             // Only the in-process model: `[llm] embeddings = "openai"` would call a server too.
             let (instead, how) = if self.embeddings().is_installed() {
                 let local = Arc::clone(self.embeddings()) as Arc<dyn Embedder>;
@@ -443,9 +444,9 @@ impl Engine {
                 (Selector::Lexical, "ranked offline")
             };
             return Ok(RecallSetup {
-                selector: Selector::OverBudget {
+                selector: Selector::Instead {
                     instead: Box::new(instead),
-                    reason: format!("{}; {how}", budget.reason()),
+                    reason: format!("{reason}; {how}"),
                 },
                 provider_reason: model.settings.provider_reason,
             });
@@ -510,13 +511,13 @@ impl Engine {
         bars: &Bars,
         cancel: &CancellationToken,
     ) -> Result<RecallReport> {
-        let (selector, over_budget) = match selector {
-            Selector::OverBudget { instead, reason } => (instead.as_ref(), Some(reason.clone())),
+        let (selector, done_without) = match selector {
+            Selector::Instead { instead, reason } => (instead.as_ref(), Some(reason.clone())),
             other => (other, None),
         };
         let client = match selector {
             Selector::Model(client) => Some(Arc::clone(client)),
-            Selector::Lexical | Selector::Semantic(_) | Selector::OverBudget { .. } => None,
+            Selector::Lexical | Selector::Semantic(_) | Selector::Instead { .. } => None,
         };
         let started = Instant::now();
         let limit = if request.limit == 0 {
@@ -544,7 +545,7 @@ impl Engine {
             elapsed_ms: 0,
             skipped: None,
             unreadable: Vec::new(),
-            degraded: over_budget,
+            degraded: done_without,
             gate: None,
             provider_reason: None,
         };
@@ -1393,7 +1394,7 @@ mod tests {
                 .recall_selector_in(&config, &LlmOverrides::default(), &fx.memory)
                 .expect("selector");
             assert!(
-                matches!(&selector, Selector::OverBudget { instead, .. } if matches!(**instead, Selector::Lexical)),
+                matches!(&selector, Selector::Instead { instead, .. } if matches!(**instead, Selector::Lexical)),
                 "no local model installed here: lexical"
             );
             let report = engine
@@ -1410,6 +1411,62 @@ mod tests {
             assert_eq!(
                 report.degraded.as_deref(),
                 Some("daily token budget reached (930 of 930 tokens today); ranked offline")
+            );
+            assert!(!report.results.is_empty(), "still recalls: {report:?}");
+        }
+
+        /// A hook process on macOS does not read the keyring (it would ask the person whether
+        /// `engram` may): with the key stored there only, recall ranks without the model and
+        /// says why, where it used to fail and leave the prompt without memories.
+        #[tokio::test]
+        async fn a_process_that_does_not_read_the_keyring_recalls_without_the_model_and_says_why() {
+            let fx = stockerly(0);
+            let keyring = crate::testing::keyring_store::TestKeyring::install();
+            crate::llm::keys::keyring_set(ProviderKind::Anthropic, "sk-ant-stored")
+                .expect("stored");
+            let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
+                &[(
+                    "toolu_sel",
+                    SELECTION_NAME,
+                    json!({"selected_memories": ["project_vision.md"]}),
+                )],
+                (900, 30, 0, 0),
+            ))]);
+            let hook_env = crate::hooks::unattended_environment(
+                Environment::empty(),
+                crate::platform::Os::Mac,
+            );
+            let engine = Engine::builder(hook_env)
+                .clock(Arc::new(FixedClock::new(
+                    SystemTime::UNIX_EPOCH + Duration::from_secs(NOW),
+                )))
+                .engram_home(fx.engine.engram_home())
+                .build();
+            let mut config = Config::default();
+            config.llm.provider = Some(ProviderKind::Anthropic);
+            config.llm.anthropic.base_url = Some(server.url());
+
+            let selector = engine
+                .recall_selector_in(&config, &LlmOverrides::default(), &fx.memory)
+                .expect("a selector, not the missing key's error");
+            let report = engine
+                .recall(
+                    &fx.memory,
+                    &request("Who is the beta for?"),
+                    &selector,
+                    &CancellationToken::new(),
+                )
+                .await
+                .expect("recall");
+            drop(keyring);
+            assert!(server.requests().is_empty(), "the model was not asked");
+            assert_eq!(report.provider, ProviderKind::Offline);
+            assert_eq!(
+                report.degraded.as_deref(),
+                Some(
+                    "no anthropic key in ANTHROPIC_API_KEY, and this process does not read the \
+                     OS keyring (ENGRAM_KEYRING=never); ranked offline"
+                )
             );
             assert!(!report.results.is_empty(), "still recalls: {report:?}");
         }

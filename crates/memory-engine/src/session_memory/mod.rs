@@ -507,8 +507,9 @@ impl Engine {
             .unwrap_or_default();
         let model =
             self.llm_client_for(overrides, &Caller::new(ModelJob::SessionMemory, project))?;
-        // Over the daily budget the offline summary is written instead, and the view says why.
-        let mut fallback = model.over_budget().map(|budget| budget.reason());
+        // Over the daily budget (or without the key in this process) the offline summary is
+        // written instead, and the view says why.
+        let mut fallback = model.do_without();
         let client = model.client.filter(|_| fallback.is_none());
         let by_model = match client {
             Some(client) => {
