@@ -34,6 +34,11 @@ trap 'rm -rf "$work"' EXIT
   "$work/glyph.png"
 "$convert" "$work/tile.png" "$work/glyph.png" -compose Over -composite "$work/master.png"
 
+# macOS' menu bar draws its icons as templates — black and transparency, tinted to suit a light
+# or dark bar — so the tray there shows the glyph alone, at 22 pt @2x.
+"$convert" "$work/glyph.png" -channel RGB -negate +channel -trim +repage -gravity center \
+  -background none -extent 560x560 -filter Lanczos -resize 44x44 -strip -depth 8 "PNG32:tray-template.png"
+
 for size in 32 128 256 512; do
   "$convert" "$work/master.png" -filter Lanczos -resize ${size}x${size} -strip -depth 8 "PNG32:$work/$size.png"
 done

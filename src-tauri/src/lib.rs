@@ -137,12 +137,18 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
     })
     .on_window_event(remember_window)
     .build(tauri::generate_context!())?
-    .run(|app, event| {
+    .run(|app, event| match event {
         // However the app ends (the tray's Quit, a signal, the last window closed), the hook
         // socket goes and a dream in progress rolls back before the process exits.
-        if let tauri::RunEvent::Exit = event {
-            background::stop(app);
-        }
+        tauri::RunEvent::Exit => background::stop(app),
+        // macOS: closing the window hides it while the tray runs; a click on the Dock icon
+        // brings it back, as Mac apps do. (The variant exists on macOS only.)
+        #[cfg(target_os = "macos")]
+        tauri::RunEvent::Reopen {
+            has_visible_windows: false,
+            ..
+        } => tray::show_main_window(app),
+        _ => {}
     });
     Ok(())
 }

@@ -16,6 +16,7 @@
 use memory_engine::llm::usage::{format_tokens, BudgetStatus};
 use memory_engine::sync::SyncStatus;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use memory_engine::platform::Os;
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -239,7 +240,13 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
                 show_main_window(tray.app_handle());
             }
         });
-    if let Some(icon) = app.default_window_icon() {
+    if Os::CURRENT == Os::Mac {
+        // The menu bar tints template icons (black and transparency) for its light or dark
+        // look; the app's coloured tile would stay a coloured square there.
+        tray = tray
+            .icon(tauri::include_image!("../icons/tray-template.png"))
+            .icon_as_template(true);
+    } else if let Some(icon) = app.default_window_icon() {
         tray = tray.icon(icon.clone());
     }
     tray.build(app)?;
