@@ -4,8 +4,9 @@
 //! the same process and transport that touches no memory — as the floor.
 //!
 //! The server keeps the project's recall corpus in memory after the first recall (it lives for
-//! a whole session), so recall figures are warm; search reads every file each call, from a page
-//! cache that the interleaved calls keep warm.
+//! a whole session), and the lowercased text of every file searched (the engine's search cache),
+//! so both figures are warm: a search lists the dir (names, mtimes, sizes) and reads only the
+//! files that changed and the hits.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

@@ -26,6 +26,8 @@ struct Inner {
     jobs: crate::job::Jobs,
     /// The recall corpora of the dirs this process keeps warm.
     warm: crate::corpus::WarmCorpora,
+    /// The lowercased texts of the memory files searched lately.
+    search_cache: crate::search::SearchCache,
     /// The local embedding model and its cache, made on first use.
     embeddings: std::sync::OnceLock<Arc<crate::embed::Embeddings>>,
     /// The last server embedding source built from `config.toml` (under a key naming its
@@ -95,6 +97,11 @@ impl Engine {
     /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` on Linux (and wherever it already
     /// exists), the OS's own place elsewhere ([`crate::platform::dirs::engram_data_dir`]).
     /// Never inside a memory dir.
+    /// The texts search keeps (see [`crate::search`]).
+    pub(crate) fn search_cache(&self) -> &crate::search::SearchCache {
+        &self.inner.search_cache
+    }
+
     /// The recall corpora kept in memory (see [`crate::corpus`]).
     pub fn warm_corpora(&self) -> &crate::corpus::WarmCorpora {
         &self.inner.warm
@@ -209,6 +216,7 @@ impl EngineBuilder {
                 embeddings: std::sync::OnceLock::new(),
                 remote_embedder: std::sync::Mutex::new(None),
                 warm: crate::corpus::WarmCorpora::default(),
+                search_cache: crate::search::SearchCache::default(),
             }),
         };
         let home = engine.engram_home();

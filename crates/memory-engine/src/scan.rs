@@ -55,6 +55,8 @@ pub(crate) struct FoundFile {
     pub rel: String,
     pub path: PathBuf,
     pub mtime: SystemTime,
+    /// Its size in bytes when listed.
+    pub len: u64,
 }
 
 /// Scans `root`; a missing dir has no memories. `now` dates the ages.
@@ -92,14 +94,15 @@ pub(crate) fn scan_with_frontmatter(
     let listed = list_paths(root)?;
     let mut scanned: Vec<(FoundFile, Frontmatter)> = match limit {
         Some(limit) if listed.len() > limit => {
-            let mtimes = map_parallel(&listed, || (), |(), f| path_mtime(&f.path));
+            let stamps = map_parallel(&listed, || (), |(), f| path_stamp(&f.path));
             let mut found: Vec<FoundFile> = listed
                 .into_iter()
-                .zip(mtimes)
-                .map(|(f, mtime)| FoundFile {
+                .zip(stamps)
+                .map(|(f, (mtime, len))| FoundFile {
                     rel: f.rel,
                     path: f.path,
                     mtime,
+                    len,
                 })
                 .collect();
             found.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.rel.cmp(&b.rel)));
@@ -108,11 +111,12 @@ pub(crate) fn scan_with_frontmatter(
             found.into_iter().zip(parsed).collect()
         }
         _ => map_parallel(&listed, Vec::new, |buf, f| {
-            let (mtime, frontmatter) = read_header(&f.path, buf);
+            let ((mtime, len), frontmatter) = read_header(&f.path, buf);
             let found = FoundFile {
                 rel: f.rel.clone(),
                 path: f.path.clone(),
                 mtime,
+                len,
             };
             (found, frontmatter)
         }),
@@ -125,10 +129,16 @@ pub(crate) fn scan_with_frontmatter(
     Ok(scanned)
 }
 
-fn path_mtime(path: &Path) -> SystemTime {
-    fs::metadata(path)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
+/// A file's mtime and size (the epoch and 0 when it cannot be read).
+fn path_stamp(path: &Path) -> (SystemTime, u64) {
+    fs::metadata(path).map_or((SystemTime::UNIX_EPOCH, 0), |m| stamp(&m))
+}
+
+fn stamp(metadata: &fs::Metadata) -> (SystemTime, u64) {
+    (
+        metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        metadata.len(),
+    )
 }
 
 /// `items.map(work)` on up to 4 threads when there are enough items to pay for them; each thread
@@ -209,8 +219,13 @@ pub(crate) fn list_files(root: &Path) -> Result<Vec<FoundFile>> {
             Some(metadata) => metadata,
             None => entry.metadata().ok()?,
         };
-        let mtime = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        Some(FoundFile { rel, path, mtime })
+        let (mtime, len) = stamp(&metadata);
+        Some(FoundFile {
+            rel,
+            path,
+            mtime,
+            len,
+        })
     })
 }
 
@@ -287,21 +302,20 @@ fn resolves_inside(path: &Path, real_root: &Path) -> bool {
 
 /// Opens `path` once: its mtime (from the open file) and the frontmatter of its head. An
 /// unreadable file has empty frontmatter (and the mtime its path reports).
-fn read_header(path: &Path, buf: &mut Vec<u8>) -> (SystemTime, Frontmatter) {
+fn read_header(path: &Path, buf: &mut Vec<u8>) -> ((SystemTime, u64), Frontmatter) {
     buf.clear();
     let Ok(mut file) = fs::File::open(path) else {
-        return (path_mtime(path), Frontmatter::default());
+        return (path_stamp(path), Frontmatter::default());
     };
-    let mtime = file
+    let stamp = file
         .metadata()
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH);
+        .map_or((SystemTime::UNIX_EPOCH, 0), |m| stamp(&m));
     if read_head(&mut file, buf).is_err() {
-        return (mtime, Frontmatter::default());
+        return (stamp, Frontmatter::default());
     }
     // Only the head is validated as UTF-8: the body is never looked at.
     let head = String::from_utf8_lossy(buf);
-    (mtime, frontmatter::parse_header(&head, SCAN_LINE_LIMIT))
+    (stamp, frontmatter::parse_header(&head, SCAN_LINE_LIMIT))
 }
 
 /// Replaces `buf`'s content with the whole file, reusing its allocation, and asking the file for

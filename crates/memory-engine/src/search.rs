@@ -9,15 +9,20 @@
 //! (1, plus a little for repeats) — and the whole query matching as a phrase; ties go to the most
 //! recently modified memory.
 //!
-//! Speed (homes of 20,000 files): the walk collects names and mtimes only, then each file is read
-//! once (at most [`MAX_READ_BYTES`]) on up to four threads and tested with plain substring
-//! searches on its lowercased text; frontmatter is parsed and a snippet cut only for files that
-//! pass. `MEMORY.md` indexes are not memories and are not searched.
+//! Speed (homes of 20,000 files): the walk collects names, mtimes and sizes only, then each file
+//! is read once (at most [`MAX_READ_BYTES`]) on up to four threads and tested with plain
+//! substring searches on its lowercased text; frontmatter is parsed and a snippet cut only for
+//! files that pass. The lowercased texts are kept by the engine ([`SearchCache`]), so a process
+//! that searches again — the MCP server, the app — reads only the files whose mtime or size
+//! changed since. `MEMORY.md` indexes are not memories and are not searched.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use serde::Serialize;
 
@@ -31,6 +36,9 @@ use crate::staleness::iso_time;
 /// The most of one file that is searched: memory files are small (team memory caps them at
 /// 250,000 bytes); a giant stray file must not stall the search.
 pub const MAX_READ_BYTES: u64 = 256 * 1024;
+/// Bytes of lowercased text [`SearchCache`] holds at most (a home of 20,000 one-kilobyte memories
+/// is about a third of it); past it the cache starts over.
+const CACHE_BYTES: usize = 64 << 20;
 /// Characters of context in a snippet.
 const SNIPPET_CHARS: usize = 160;
 /// Characters of a snippet shown before the first match.
@@ -189,7 +197,8 @@ impl Engine {
         }
 
         let matched = scan::map_parallel(&files, Vec::new, |buffer, (source, found)| {
-            match_file(found, &terms, phrase.as_deref(), buffer).map(|hit| (*source, hit))
+            match_file(found, &terms, phrase.as_deref(), buffer, self.search_cache())
+                .map(|hit| (*source, hit))
         });
         let mut hits: Vec<(usize, FileMatch)> = matched.into_iter().flatten().collect();
         hits.sort_by(|(pa, a), (pb, b)| {
@@ -277,18 +286,82 @@ struct FileMatch {
 }
 
 /// Reads `found` into `buffer` and scores it; `None` when some term matches nowhere.
+/// The lowercased text of each file searched before, with the mtime and size it had when listed:
+/// a file whose mtime or size has changed since is read again, never matched from its old text.
+/// (A rewrite keeping both — possible only on file systems with coarse timestamps — is matched
+/// from the old text until the file changes again; the hit itself is always read from disk.)
+#[derive(Debug, Default)]
+pub(crate) struct SearchCache {
+    texts: Mutex<CachedTexts>,
+}
+
+#[derive(Debug, Default)]
+struct CachedTexts {
+    by_path: HashMap<PathBuf, CachedText>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct CachedText {
+    mtime: SystemTime,
+    len: u64,
+    folded: Arc<str>,
+}
+
+impl SearchCache {
+    fn get(&self, found: &FoundFile) -> Option<Arc<str>> {
+        let texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
+        texts
+            .by_path
+            .get(&found.path)
+            .filter(|cached| cached.mtime == found.mtime && cached.len == found.len)
+            .map(|cached| Arc::clone(&cached.folded))
+    }
+
+    fn put(&self, found: &FoundFile, folded: Arc<str>) {
+        let mut texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
+        if texts.bytes + folded.len() > CACHE_BYTES {
+            *texts = CachedTexts::default();
+        }
+        texts.bytes += folded.len();
+        let cached = CachedText {
+            mtime: found.mtime,
+            len: found.len,
+            folded,
+        };
+        if let Some(old) = texts.by_path.insert(found.path.clone(), cached) {
+            texts.bytes -= old.folded.len();
+        }
+    }
+}
+
+/// At most [`MAX_READ_BYTES`] of `found`, as text.
+fn read_text(found: &FoundFile, buffer: &mut Vec<u8>) -> Option<String> {
+    buffer.clear();
+    fs::File::open(&found.path)
+        .and_then(|file| file.take(MAX_READ_BYTES).read_to_end(buffer))
+        .ok()?;
+    Some(String::from_utf8_lossy(buffer).into_owned())
+}
+
 fn match_file(
     found: &FoundFile,
     terms: &[Term],
     phrase: Option<&str>,
     buffer: &mut Vec<u8>,
+    cache: &SearchCache,
 ) -> Option<FileMatch> {
-    buffer.clear();
-    fs::File::open(&found.path)
-        .and_then(|file| file.take(MAX_READ_BYTES).read_to_end(buffer))
-        .ok()?;
-    let text = String::from_utf8_lossy(buffer);
-    let folded_text = text.to_lowercase();
+    let mut text = None;
+    let folded_text = match cache.get(found) {
+        Some(folded) => folded,
+        None => {
+            let read = read_text(found, buffer)?;
+            let folded: Arc<str> = read.to_lowercase().into();
+            cache.put(found, Arc::clone(&folded));
+            text = Some(read);
+            folded
+        }
+    };
     let folded_file = found.rel.to_lowercase();
     // Cheap rejection first: a term found neither in the file's text nor its name cannot match
     // any field.
@@ -299,6 +372,11 @@ fn match_file(
         return None;
     }
 
+    // A hit is read from disk even when its text was cached: fields and snippet as they are now.
+    let text = match text {
+        Some(text) => text,
+        None => read_text(found, buffer)?,
+    };
     let document = frontmatter::parse_document_within(&text, Some(SCAN_LINE_LIMIT));
     let fm = document.frontmatter;
     let folded_name = fm
@@ -587,6 +665,53 @@ mod tests {
         assert_eq!(
             search(&engine, "prefers")[0].memory_type,
             Some(MemoryType::Feedback)
+        );
+    }
+
+    /// The engine keeps the texts it searched; a file changed on disk since (another mtime or
+    /// size, even the same size) is read again, so a second search in the same process sees
+    /// every change: words gone, words come, files new.
+    #[test]
+    fn searching_again_sees_every_change_made_on_disk_since() {
+        let (temp, engine) = real_home();
+        let stockerly = temp.path().join("projects/-home-adrian-stockerly/memory");
+        assert_eq!(
+            files(&search(&engine, "cetes")),
+            [
+                "user_adrian.md",
+                "project_expert_panel_v2.md",
+                "project_vision.md"
+            ]
+        );
+
+        // Shorter: the size changed (the mtime kept).
+        let adrian = stockerly.join("user_adrian.md");
+        let text = fs::read_to_string(&adrian).expect("read");
+        fs::write(&adrian, text.replace("CETES", "").replace("cetes", "")).expect("write");
+        set_mtime(&adrian, 1_800_000_000);
+        // The same size: only the mtime changed.
+        let vision = stockerly.join("project_vision.md");
+        let text = fs::read_to_string(&vision).expect("read");
+        let same_size = text.replace("CETES", "ZORBL").replace("cetes", "zorbl");
+        assert_eq!(same_size.len(), text.len());
+        fs::write(&vision, same_size).expect("write");
+        set_mtime(&vision, 1_800_000_100);
+        fs::write(
+            stockerly.join("project_new.md"),
+            "---\nname: new\ndescription: cetes again\ntype: project\n---\n\nCetes.\n",
+        )
+        .expect("write");
+
+        assert_eq!(
+            files(&search(&engine, "cetes")),
+            ["project_new.md", "project_expert_panel_v2.md"]
+        );
+        let zorbl = search(&engine, "zorbl");
+        assert_eq!(files(&zorbl), ["project_vision.md"]);
+        assert!(
+            zorbl[0].snippet.to_lowercase().contains("zorbl"),
+            "the hit is read as it is now: {}",
+            zorbl[0].snippet
         );
     }
 
