@@ -1,12 +1,15 @@
 //! The prompt hook's fast path: a long-lived Engram process (the app, the tray, or
-//! `engram hook serve`) answers the hook over a Unix socket private to the user, from recall
+//! `engram hook serve`) answers the hook over a local socket private to the user, from recall
 //! corpora it keeps in memory and current through file watchers ([`crate::corpus`]). The hook
 //! process then only reads stdin, connects, and prints the answer: no walk of the memory dir, no
 //! model to load. With no server running, the hook takes the direct path; the answer is the same.
 //!
 //! - The socket is `<engram home>/run/hook.sock`, in a directory only the user can enter (0700)
 //!   and itself 0600. A server finding a live socket leaves it to the process answering on it; a
-//!   dead one (a crashed app) is replaced.
+//!   dead one (a crashed app) is replaced. The transport and every check that depends on the OS
+//!   are [`crate::platform::local_socket`]'s (a shorter path on macOS when this one is too long
+//!   for a socket; a named pipe on Windows, where the peer is not checked yet, so no server is
+//!   trusted there and the hook always recalls by itself).
 //! - One request per connection, one JSON line at a time: the server's [`HookHello`] as soon as it
 //!   accepts, then the hook's [`HookRequest`] (its stdin as received, the command-line overrides,
 //!   and the Claude config dir the hook resolves against), then the server's [`HookReply`]. A
@@ -19,8 +22,8 @@
 //! written it, so the hook prints only what the user's own Engram answered, and only when it is
 //! the hook output Engram renders. Before connecting, the hook requires `run/` to be a real
 //! directory (not a symlink) owned by the user with mode exactly 0700, and the socket to be owned
-//! by the user; after connecting, that the process listening runs as the user (`SO_PEERCRED`);
-//! and of the reply's output ([`Engine::ask_hook_server`]), that it is exactly what
+//! by the user; after connecting, that the process listening runs as the user (`SO_PEERCRED` on
+//! Linux, `LOCAL_PEERCRED` on macOS); and of the reply's output ([`Engine::ask_hook_server`]), that it is exactly what
 //! [`super::prompt_hook_output`] writes for memory blocks rendered from files in the prompt's
 //! memory dir as they are on disk. The prompt itself is sent only once the first three hold.
 //! Anything else and the hook prints nothing from the server (`--verbose` says why) and recalls by
@@ -39,16 +42,12 @@
 //! a server the hook gave up on never works on it (nor records its memories as shown).
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader as AsyncBufReader};
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -56,6 +55,8 @@ use crate::config::{LlmOverrides, ProviderKind};
 use crate::disk::confined_path;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::platform::local_socket::{self, ClientStream, ServerStream};
+use crate::platform::Os;
 use crate::recall::{
     memory_block, memory_header, memory_header_parts, surfaced_content, CONTEXT_PREAMBLE,
     MAX_SELECTED,
@@ -118,23 +119,35 @@ fn socket_error(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 impl Engine {
-    /// Where the hook server listens.
+    /// Where the hook server listens: `<engram home>/run/hook.sock`, or on macOS a shorter path
+    /// when that one is too long for a socket, or on Windows a named pipe
+    /// ([`local_socket::socket_path`]).
     pub fn hook_socket_path(&self) -> PathBuf {
-        self.engram_home().join("run").join("hook.sock")
+        let env = self.env();
+        let temp_dir = env
+            .get("TMPDIR")
+            .map_or_else(std::env::temp_dir, PathBuf::from);
+        let user = env.get("USERNAME").unwrap_or_default();
+        local_socket::socket_path(
+            Os::CURRENT,
+            &self.engram_home().join("run"),
+            &temp_dir,
+            &user,
+        )
     }
 
     /// Answers prompt hooks on [`Engine::hook_socket_path`] until `cancel` fires. Returns at once
     /// with `Ok(false)` when another live process already answers there.
     pub async fn serve_prompt_hook(&self, cancel: CancellationToken) -> Result<bool> {
         let path = self.hook_socket_path();
-        let Some(listener) = bind(&path)? else {
+        let Some(listener) = local_socket::listen(&path)? else {
             return Ok(false);
         };
         let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         loop {
             let stream = tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok(stream) => stream,
                     Err(_) => {
                         // Connections finishing or timing out free descriptors meanwhile.
                         tokio::select! {
@@ -157,17 +170,18 @@ impl Engine {
                 drop(slot);
             });
         }
-        let _ = std::fs::remove_file(&path);
+        // The socket file goes with the listener (`interprocess` removes the name it bound).
+        drop(listener);
         Ok(true)
     }
 
-    async fn answer(&self, stream: UnixStream, cancel: CancellationToken) -> std::io::Result<()> {
+    async fn answer(&self, stream: ServerStream, cancel: CancellationToken) -> std::io::Result<()> {
         // The socket's modes already keep other users out; this holds even where someone
         // loosened them. Another user gets no hello, and nothing of this user's memory.
-        if peer_uid(&stream)? != own_uid() {
+        if Some(local_socket::server_peer_uid(&stream)?) != local_socket::own_uid() {
             return Ok(());
         }
-        let (read, mut write) = stream.into_split();
+        let (read, mut write) = (&stream, &stream);
         let hello = json_line(&HookHello {
             pid: std::process::id(),
         })?;
@@ -279,79 +293,6 @@ async fn within<T>(
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "connection idle"))?
 }
 
-/// The effective uid of this process: the user whose memory this is.
-fn own_uid() -> u32 {
-    rustix::process::geteuid().as_raw()
-}
-
-/// The uid of the process at the other end of `socket`, as the kernel recorded it when the
-/// connection was made (`SO_PEERCRED`): not something that process can claim.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn peer_uid(socket: impl AsFd) -> std::io::Result<u32> {
-    Ok(rustix::net::sockopt::socket_peercred(socket)?.uid.as_raw())
-}
-
-/// Elsewhere the peer is not checked yet, so it is never trusted: the hook recalls by itself and
-/// the server answers no one.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn peer_uid(_socket: impl AsFd) -> std::io::Result<u32> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "who is at the other end of a socket is not checked on this platform",
-    ))
-}
-
-/// Fails unless `dir` is a directory itself (not a symlink to one) owned by this user, and, with
-/// `private`, closed to everyone else (mode 0700): a server listening there is then this user's.
-fn check_run_dir(dir: &Path, private: bool) -> Result<()> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
-    if meta.file_type().is_symlink() {
-        return Err(socket_error(dir, "a symlink, not a directory of its own"));
-    }
-    if !meta.is_dir() {
-        return Err(socket_error(dir, "not a directory"));
-    }
-    let (owner, own) = (meta.uid(), own_uid());
-    if owner != own {
-        return Err(socket_error(
-            dir,
-            format!("owned by uid {owner}, not by this user (uid {own})"),
-        ));
-    }
-    let mode = meta.mode() & 0o777;
-    if private && mode != 0o700 {
-        return Err(socket_error(
-            dir,
-            format!("mode {mode:04o}, not 0700: others could answer in Engram's place"),
-        ));
-    }
-    Ok(())
-}
-
-/// Binds the socket at `path` (its directory made private), or `None` when a live process
-/// already answers there.
-fn bind(path: &Path) -> Result<Option<UnixListener>> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| socket_error(path, "no parent directory"))?;
-    crate::disk::create_dir_all(dir).map_err(|e| socket_error(dir, e))?;
-    // Not through a symlink, and not in another user's directory: hooks would refuse it.
-    check_run_dir(dir, false)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| socket_error(dir, e))?;
-    if path.exists() {
-        if StdUnixStream::connect(path).is_ok() {
-            return Ok(None);
-        }
-        // Left by a process that died: nobody answers on it.
-        std::fs::remove_file(path).map_err(|e| socket_error(path, e))?;
-    }
-    let listener = UnixListener::bind(path).map_err(|e| socket_error(path, e))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| socket_error(path, e))?;
-    Ok(Some(listener))
-}
-
 /// How long the hook waits for a server's hello out of `timeout`, its whole wait.
 fn hello_wait(timeout: Duration) -> Duration {
     (timeout / 4).min(HELLO_WAIT_MAX)
@@ -380,7 +321,7 @@ pub fn ask_server(
         .set_write_timeout(Some(left(deadline).map_err(io)?))
         .map_err(io)?;
     stream.write_all(text.as_bytes()).map_err(io)?;
-    stream.shutdown(std::net::Shutdown::Write).map_err(io)?;
+    stream.finish_writing().map_err(io)?;
     let line = read_line_by(&mut reader, deadline, MAX_REPLY).map_err(io)?;
     serde_json::from_str(&line)
         .map(Some)
@@ -402,27 +343,9 @@ fn left(deadline: Instant) -> std::io::Result<Duration> {
 /// A connection to the server at `socket` that has passed every check and said hello, within
 /// `wait`; `None` when no server is there. The connect runs on a thread of its own: with the
 /// server's queue full it blocks, and a blocked thread is simply abandoned.
-fn greeted(socket: &Path, wait: Duration) -> Result<Option<BufReader<StdUnixStream>>> {
-    let dir = socket
-        .parent()
-        .ok_or_else(|| socket_error(socket, "no parent directory"))?;
-    match check_run_dir(dir, true) {
-        Err(Error::NotFound(_)) => return Ok(None),
-        checked => checked?,
-    }
-    match std::fs::symlink_metadata(socket) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(socket, e)),
-        Ok(meta) if !meta.file_type().is_socket() => {
-            return Err(socket_error(socket, "not a socket"))
-        }
-        Ok(meta) if meta.uid() != own_uid() => {
-            return Err(socket_error(
-                socket,
-                format!("owned by uid {}, not by this user", meta.uid()),
-            ))
-        }
-        Ok(_) => {}
+fn greeted(socket: &Path, wait: Duration) -> Result<Option<BufReader<ClientStream>>> {
+    if !local_socket::check_before_connect(socket)? {
+        return Ok(None);
     }
     let (sender, receiver) = std::sync::mpsc::channel();
     let path = socket.to_path_buf();
@@ -442,8 +365,8 @@ fn greeted(socket: &Path, wait: Duration) -> Result<Option<BufReader<StdUnixStre
     }
 }
 
-fn connect_and_greet(socket: &Path, deadline: Instant) -> Result<Option<BufReader<StdUnixStream>>> {
-    let stream = match StdUnixStream::connect(socket) {
+fn connect_and_greet(socket: &Path, deadline: Instant) -> Result<Option<BufReader<ClientStream>>> {
+    let stream = match local_socket::connect(socket) {
         Ok(stream) => stream,
         // No file, or a file no process listens on (left by one that died).
         Err(e)
@@ -457,11 +380,15 @@ fn connect_and_greet(socket: &Path, deadline: Instant) -> Result<Option<BufReade
         Err(e) => return Err(socket_error(socket, e)),
     };
     let io = |e: std::io::Error| socket_error(socket, e);
-    let (peer, own) = (peer_uid(&stream).map_err(io)?, own_uid());
-    if peer != own {
+    let peer = stream.peer_uid().map_err(io)?;
+    let own = local_socket::own_uid();
+    if Some(peer) != own {
         return Err(socket_error(
             socket,
-            format!("answered by a process of uid {peer}, not of this user (uid {own})"),
+            format!(
+                "answered by a process of uid {peer}, not of this user (uid {})",
+                own.map_or_else(|| "unknown".to_owned(), |own| own.to_string())
+            ),
         ));
     }
     let mut reader = BufReader::new(stream);
@@ -480,7 +407,7 @@ fn connect_and_greet(socket: &Path, deadline: Instant) -> Result<Option<BufReade
 /// One line from `reader` (empty at once at the end of the stream), by `deadline` however the
 /// other end trickles it, and at most `max` bytes.
 fn read_line_by(
-    reader: &mut BufReader<StdUnixStream>,
+    reader: &mut BufReader<ClientStream>,
     deadline: Instant,
     max: u64,
 ) -> std::io::Result<String> {
@@ -584,6 +511,7 @@ pub fn check_hook_output(memory_dir: &Path, output: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::UnixStream as StdUnixStream;
 
     use serde_json::json;
 
