@@ -132,7 +132,7 @@ impl Engine {
             Os::CURRENT,
             &self.engram_home().join("run"),
             &temp_dir,
-            &user,
+            user,
         )
     }
 
@@ -140,6 +140,9 @@ impl Engine {
     /// with `Ok(false)` when another live process already answers there.
     pub async fn serve_prompt_hook(&self, cancel: CancellationToken) -> Result<bool> {
         let path = self.hook_socket_path();
+        if let Some(dir) = local_socket::socket_dir(&path) {
+            crate::disk::create_dir_all(dir).map_err(|e| socket_error(dir, e))?;
+        }
         let Some(listener) = local_socket::listen(&path)? else {
             return Ok(false);
         };
@@ -508,7 +511,8 @@ pub fn check_hook_output(memory_dir: &Path, output: &str) -> Result<()> {
     Err(bad(&format!("more than {MAX_SELECTED} memories")))
 }
 
-#[cfg(test)]
+// Unix only: the fixtures set modes, make symlinks and play servers with Unix sockets.
+#[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::UnixStream as StdUnixStream;

@@ -124,17 +124,24 @@ pub fn check_before_connect(path: &Path) -> Result<bool> {
 /// The hook server's listening socket.
 pub struct Listener(interprocess::local_socket::tokio::Listener);
 
-/// Listens at `path` ([`socket_path`]), or `None` when a live process already answers there. A
-/// file socket's dir is made (0700) and must be the user's own, not a symlink; a socket file left
-/// by a process that died is replaced; the socket is made 0600. Needs a tokio runtime.
-pub fn listen(path: &Path) -> Result<Option<Listener>> {
+/// The directory a socket file at `path` lives in, which the caller makes before [`listen`]
+/// (with `disk::create_dir_all`, which keeps Engram's data dir private); `None` for a Windows
+/// pipe, which has none.
+pub fn socket_dir(path: &Path) -> Option<&Path> {
     if is_pipe(path) {
-        return listen_on(path);
+        return None;
     }
-    let dir = path
-        .parent()
-        .ok_or_else(|| socket_error(path, "no parent directory"))?;
-    crate::disk::create_dir_all(dir).map_err(|e| socket_error(dir, e))?;
+    path.parent()
+}
+
+/// Listens at `path` ([`socket_path`]), or `None` when a live process already answers there. A
+/// file socket's dir ([`socket_dir`], made by the caller) must be the user's own, not a symlink,
+/// and is made 0700; a socket file left by a process that died is replaced; the socket is made
+/// 0600. Needs a tokio runtime.
+pub fn listen(path: &Path) -> Result<Option<Listener>> {
+    let Some(dir) = socket_dir(path) else {
+        return listen_on(path);
+    };
     // Not through a symlink, and not in another user's directory: hooks would refuse it.
     check_run_dir(dir, false)?;
     super::fs::set_mode(dir, 0o700).map_err(|e| socket_error(dir, e))?;
@@ -307,7 +314,9 @@ mod imp {
     pub fn server_peer_uid(stream: &AsyncStream) -> io::Result<u32> {
         match stream {
             AsyncStream::UdSocket(socket) => {
-                Ok(rustix::net::sockopt::socket_peercred(socket.inner())?.uid.as_raw())
+                Ok(rustix::net::sockopt::socket_peercred(socket.inner())?
+                    .uid
+                    .as_raw())
             }
         }
     }
@@ -315,9 +324,9 @@ mod imp {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn client_peer_uid(stream: &Stream) -> io::Result<u32> {
         match stream {
-            Stream::UdSocket(socket) => {
-                Ok(rustix::net::sockopt::socket_peercred(socket.inner())?.uid.as_raw())
-            }
+            Stream::UdSocket(socket) => Ok(rustix::net::sockopt::socket_peercred(socket.inner())?
+                .uid
+                .as_raw()),
         }
     }
 
@@ -422,7 +431,10 @@ mod tests {
         assert_eq!(socket_path(Os::Mac, run, temp, "me"), run.join("hook.sock"));
         // A Unix socket path is not limited to macOS's length on Linux.
         let deep = Path::new("/home/me").join("d".repeat(200)).join("run");
-        assert_eq!(socket_path(Os::Unix, &deep, temp, "me"), deep.join("hook.sock"));
+        assert_eq!(
+            socket_path(Os::Unix, &deep, temp, "me"),
+            deep.join("hook.sock")
+        );
     }
 
     #[test]
@@ -449,8 +461,14 @@ mod tests {
         let over = fits(MAC_SOCKET_PATH_MAX + 1);
         let moved = socket_path(Os::Mac, &over, temp, "me");
         assert!(moved.starts_with(temp), "{}", moved.display());
-        assert_eq!(moved.file_name().and_then(|n| n.to_str()), Some("hook.sock"));
-        let dir = moved.parent().and_then(Path::file_name).and_then(|n| n.to_str());
+        assert_eq!(
+            moved.file_name().and_then(|n| n.to_str()),
+            Some("hook.sock")
+        );
+        let dir = moved
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str());
         assert!(
             dir.is_some_and(|d| d.starts_with("engram-") && d.len() == "engram-".len() + 16),
             "{dir:?}"
@@ -498,7 +516,11 @@ mod tests {
 
         let temp = tempfile::tempdir().expect("temp");
         let path = temp.path().join("engram/run/hook.sock");
-        assert!(!check_before_connect(&path).expect("no run dir"), "nothing there");
+        assert!(
+            !check_before_connect(&path).expect("no run dir"),
+            "nothing there"
+        );
+        std::fs::create_dir_all(socket_dir(&path).expect("a dir")).expect("run dir");
         let listener = listen(&path).expect("listen").expect("bound");
         let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
@@ -518,7 +540,10 @@ mod tests {
             .expect("read");
         assert_eq!(got, "ping\n");
 
-        assert!(listen(&path).expect("second").is_none(), "a live server is left alone");
+        assert!(
+            listen(&path).expect("second").is_none(),
+            "a live server is left alone"
+        );
         drop(server_side);
         drop(listener);
         assert!(!path.exists(), "the socket goes with its listener");
