@@ -288,14 +288,18 @@ mod imp {
     }
 
     /// On Linux the socket is created 0600 before it is bound (`fchmod`, no umask window); the
-    /// caller sets 0600 after binding on every Unix too, where that is not supported.
+    /// caller sets 0600 after binding on every Unix too.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn options(options: ListenerOptions<'_>) -> ListenerOptions<'_> {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
-            use interprocess::os::unix::local_socket::ListenerOptionsExt;
-            options.mode(0o600)
-        }
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        use interprocess::os::unix::local_socket::ListenerOptionsExt;
+        options.mode(0o600)
+    }
+
+    /// Elsewhere (macOS) the crate does not list a mode before `bind` as supported (it would
+    /// fail the listen with `Unsupported`): the socket is made 0600 right after, inside the 0700
+    /// dir no one else can enter.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub fn options(options: ListenerOptions<'_>) -> ListenerOptions<'_> {
         options
     }
 
@@ -334,7 +338,7 @@ mod imp {
     /// the effective uid the kernel recorded at connect.
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     pub fn server_peer_uid(stream: &AsyncStream) -> io::Result<u32> {
-        use interprocess::local_socket::traits::tokio::StreamCommon as _;
+        use interprocess::local_socket::traits::StreamCommon as _;
         euid(stream.peer_creds()?.euid())
     }
 
