@@ -204,6 +204,8 @@ impl ClientStream {
         imp::client_peer_uid(&self.0)
     }
 
+    /// `Unsupported` on Windows: the crate's blocking named pipes have no timeouts (see the
+    /// Windows `imp`).
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.0.set_recv_timeout(timeout)
     }
@@ -401,9 +403,12 @@ mod imp {
         Ok(())
     }
 
-    /// Not checked yet (it needs the process's token: `GetNamedPipeClientProcessId`,
-    /// `OpenProcessToken`, the user's SID): the server answers no one and the hook never trusts a
-    /// server, so it always recalls by itself.
+    /// Not checked yet (it needs the peer's token: the crate's peer credentials give its PID
+    /// (`GetNamedPipeClientProcessId` / `GetNamedPipeServerProcessId`), then `OpenProcessToken`
+    /// and the user's SID): the server answers no one and the hook never trusts a server, so it
+    /// always recalls by itself. Also to do before a Windows hook can be served: the crate's
+    /// blocking pipes have no read or write timeouts, so the hook's reads must run on a thread
+    /// bounded by its deadline, as its connect already does (`hooks::server::greeted`).
     pub fn server_peer_uid(_stream: &AsyncStream) -> io::Result<u32> {
         Err(unchecked())
     }
