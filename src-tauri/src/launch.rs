@@ -10,7 +10,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use memory_engine::environment::default_managed_settings_path;
+use memory_engine::environment::default_managed_settings_sources;
 use memory_engine::{Engine, Environment};
 
 use crate::state::DemoHome;
@@ -72,7 +72,8 @@ impl LaunchOptions {
     /// The engine these options describe, over the given environment; the real process passes
     /// [`Environment::from_process`], so `CLAUDE_CONFIG_DIR` applies when no flag is given.
     pub fn engine(&self, env: Environment) -> Engine {
-        let mut builder = Engine::builder(env).managed_settings(default_managed_settings_path());
+        let sources = default_managed_settings_sources(&env);
+        let mut builder = Engine::builder(env).managed_sources(sources);
         if let Some(dir) = &self.claude_dir {
             builder = builder.claude_home(dir);
         }

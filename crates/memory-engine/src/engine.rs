@@ -2,11 +2,11 @@
 //! and `Send + Sync`; operations live in `impl Engine` blocks next to the module that owns their
 //! logic (paths, scan, index, …), so this file only carries the shared context.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::clock::{Clock, SystemClock};
-use crate::environment::Environment;
+use crate::environment::{Environment, ManagedSource};
 
 #[derive(Clone, Debug)]
 pub struct Engine {
@@ -19,7 +19,7 @@ struct Inner {
     clock: Arc<dyn Clock>,
     claude_home: Option<PathBuf>,
     engram_home: Option<PathBuf>,
-    managed_settings: Option<PathBuf>,
+    managed_sources: Vec<ManagedSource>,
     /// Engram's own recent writes, so the file watcher can tell them from external changes.
     own_writes: crate::disk::EchoRegistry,
     /// The running job of each kind (one at a time per kind).
@@ -37,11 +37,11 @@ struct Inner {
 
 impl Engine {
     /// An engine reading the real process environment and clock, and the platform's managed
-    /// (policy) settings file.
+    /// (policy) settings.
     pub fn from_process() -> Engine {
-        EngineBuilder::new(Environment::from_process())
-            .managed_settings(crate::environment::default_managed_settings_path())
-            .build()
+        let env = Environment::from_process();
+        let sources = crate::environment::default_managed_settings_sources(&env);
+        EngineBuilder::new(env).managed_sources(sources).build()
     }
 
     pub fn builder(env: Environment) -> EngineBuilder {
@@ -78,10 +78,10 @@ impl Engine {
         self.inner.claude_home.is_some() || self.env().get("CLAUDE_CONFIG_DIR").is_some()
     }
 
-    /// The managed (policy) settings file, when this engine reads one. Engines built by hand
-    /// (tests) read none unless given one, so a machine's real policy never leaks into a test.
-    pub fn managed_settings(&self) -> Option<&Path> {
-        self.inner.managed_settings.as_deref()
+    /// The managed (policy) settings sources this engine reads. Engines built by hand (tests)
+    /// read none unless given some, so a machine's real policy never leaks into a test.
+    pub fn managed_sources(&self) -> &[ManagedSource] {
+        &self.inner.managed_sources
     }
 
     /// The long jobs running in this process; see [`crate::job`].
@@ -162,7 +162,7 @@ pub struct EngineBuilder {
     clock: Arc<dyn Clock>,
     claude_home: Option<PathBuf>,
     engram_home: Option<PathBuf>,
-    managed_settings: Option<PathBuf>,
+    managed_sources: Vec<ManagedSource>,
 }
 
 impl EngineBuilder {
@@ -172,7 +172,7 @@ impl EngineBuilder {
             clock: Arc::new(SystemClock),
             claude_home: None,
             engram_home: None,
-            managed_settings: None,
+            managed_sources: Vec::new(),
         }
     }
 
@@ -193,10 +193,16 @@ impl EngineBuilder {
         self
     }
 
-    /// Reads Claude Code's managed (policy) settings from `path`
-    /// ([`crate::environment::default_managed_settings_path`] for the real one).
+    /// Reads Claude Code's managed (policy) settings from the file at `path` only.
     pub fn managed_settings(mut self, path: impl Into<PathBuf>) -> Self {
-        self.managed_settings = Some(path.into());
+        self.managed_sources = vec![ManagedSource::File(path.into())];
+        self
+    }
+
+    /// Reads Claude Code's managed (policy) settings from `sources`, highest priority first
+    /// ([`crate::environment::default_managed_settings_sources`] for the real ones).
+    pub fn managed_sources(mut self, sources: Vec<ManagedSource>) -> Self {
+        self.managed_sources = sources;
         self
     }
 
@@ -210,7 +216,7 @@ impl EngineBuilder {
                 clock: self.clock,
                 claude_home: self.claude_home,
                 engram_home: self.engram_home,
-                managed_settings: self.managed_settings,
+                managed_sources: self.managed_sources,
                 own_writes: crate::disk::EchoRegistry::default(),
                 jobs: crate::job::Jobs::default(),
                 embeddings: std::sync::OnceLock::new(),

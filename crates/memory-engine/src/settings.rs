@@ -1,13 +1,18 @@
 //! Claude Code's settings files, read for the few keys that shape its memory (`FORMATS.md` §1, §10):
 //! `autoMemoryEnabled`, `autoDreamEnabled` and `autoMemoryDirectory`.
 //!
-//! Four files can exist, from highest priority to lowest: **policy** (managed settings, e.g.
-//! `/etc/claude-code/managed-settings.json`; read only when the engine was given its path, so tests
-//! never read the machine's), **local** (`<project>/.claude/settings.local.json`, not committed),
+//! Four files can exist, from highest priority to lowest: **policy** (managed settings; read only
+//! when the engine was given its sources, so tests never read the machine's), **local** (`<project>/.claude/settings.local.json`, not committed),
 //! **project** (`<project>/.claude/settings.json`, committed) and **user**
 //! (`<config home>/settings.json`). A key takes the value of the highest-priority file that sets
 //! it, except `autoMemoryDirectory`, which the project file can never set: a cloned repository
 //! must not be able to point Claude Code's memory writes at, say, `~/.ssh`.
+//!
+//! Managed settings have several sources ([`crate::environment::managed_settings_sources`]): on
+//! Linux `/etc/claude-code/managed-settings.json`; on macOS also an MDM profile's plist, on
+//! Windows also the registry's policy key. As Claude Code does, the first source holding any
+//! settings is the policy and the others are ignored ("first source wins"); each is parsed into
+//! the same JSON object as a file ([`settings_from_plist`], [`settings_from_json_text`]).
 //!
 //! A missing file is simply absent. A malformed file (bad JSON, not an object) is a
 //! [`Error::Parse`] naming the file and line from [`read_settings_file`]; when settings are loaded
@@ -22,7 +27,9 @@ use serde_json::{Map, Value};
 
 use crate::disk::read_text;
 use crate::engine::Engine;
+use crate::environment::ManagedSource;
 use crate::error::{Error, ErrorKind, Result};
+use crate::platform::registry;
 
 /// The key that moves the auto-memory dir; honoured only from trusted scopes.
 pub const AUTO_MEMORY_DIRECTORY: &str = "autoMemoryDirectory";
@@ -60,23 +67,20 @@ pub struct SettingsFile {
 /// The files Claude Code would read for a project, highest priority first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsLocations {
-    pub policy: Option<PathBuf>,
+    /// The managed sources, highest priority first; the first holding settings is the policy.
+    pub policy: Vec<ManagedSource>,
     pub local: PathBuf,
     pub project: PathBuf,
     pub user: PathBuf,
 }
 
 impl SettingsLocations {
-    fn in_priority_order(&self) -> impl Iterator<Item = (SettingsScope, &Path)> {
-        self.policy
-            .as_deref()
-            .map(|p| (SettingsScope::Policy, p))
-            .into_iter()
-            .chain([
-                (SettingsScope::Local, self.local.as_path()),
-                (SettingsScope::Project, self.project.as_path()),
-                (SettingsScope::User, self.user.as_path()),
-            ])
+    fn files_in_priority_order(&self) -> [(SettingsScope, &Path); 3] {
+        [
+            (SettingsScope::Local, self.local.as_path()),
+            (SettingsScope::Project, self.project.as_path()),
+            (SettingsScope::User, self.user.as_path()),
+        ]
     }
 }
 
@@ -88,14 +92,81 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    settings_from_json_text(path, &text).map(Some)
+}
+
+/// Settings from JSON text: a file's content or the registry's `Settings` value. `origin` names
+/// where the text came from in errors. Empty text is an empty object; a leading BOM is skipped.
+pub fn settings_from_json_text(origin: &Path, text: &str) -> Result<Map<String, Value>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
-        return Ok(Some(Map::new()));
+        return Ok(Map::new());
     }
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(values)) => Ok(Some(values)),
-        Ok(_) => Err(Error::parse(path, None, "settings must be a JSON object")),
-        Err(e) => Err(Error::parse(path, Some(e.line()), json_error_message(&e))),
+        Ok(Value::Object(values)) => Ok(values),
+        Ok(_) => Err(Error::parse(origin, None, "settings must be a JSON object")),
+        Err(e) => Err(Error::parse(origin, Some(e.line()), json_error_message(&e))),
+    }
+}
+
+/// Settings from a managed-preferences plist (binary or XML): its top-level dictionary, each
+/// value as the JSON a settings file would hold (dates as RFC 3339 strings; `<data>` values,
+/// which no settings key takes, are dropped).
+pub fn settings_from_plist(origin: &Path, bytes: &[u8]) -> Result<Map<String, Value>> {
+    let value = plist::Value::from_reader(std::io::Cursor::new(bytes))
+        .map_err(|e| Error::parse(origin, None, format!("invalid plist: {e}")))?;
+    match plist_to_json(value) {
+        Some(Value::Object(values)) => Ok(values),
+        _ => Err(Error::parse(
+            origin,
+            None,
+            "managed preferences must be a dictionary",
+        )),
+    }
+}
+
+fn plist_to_json(value: plist::Value) -> Option<Value> {
+    Some(match value {
+        plist::Value::Dictionary(dict) => Value::Object(
+            dict.into_iter()
+                .filter_map(|(key, value)| Some((key, plist_to_json(value)?)))
+                .collect(),
+        ),
+        plist::Value::Array(items) => {
+            Value::Array(items.into_iter().filter_map(plist_to_json).collect())
+        }
+        plist::Value::Boolean(flag) => Value::Bool(flag),
+        plist::Value::Integer(number) => match number.as_signed() {
+            Some(signed) => Value::from(signed),
+            None => Value::from(number.as_unsigned()?),
+        },
+        plist::Value::Real(number) => Value::from(number),
+        plist::Value::String(text) => Value::String(text),
+        plist::Value::Date(date) => Value::String(date.to_xml_format()),
+        _ => return None,
+    })
+}
+
+/// Reads one managed source: its name (a path, or the registry value's full name) and its
+/// settings; `Ok(None)` when it does not exist.
+fn read_managed_source(source: &ManagedSource) -> Result<Option<(PathBuf, Map<String, Value>)>> {
+    match source {
+        ManagedSource::File(path) => {
+            Ok(read_settings_file(path)?.map(|values| (path.clone(), values)))
+        }
+        ManagedSource::Plist(path) => match std::fs::read(path) {
+            Ok(bytes) => Ok(Some((path.clone(), settings_from_plist(path, &bytes)?))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        },
+        ManagedSource::Registry(hive) => {
+            let name = PathBuf::from(hive.display_name());
+            match registry::read_policy_settings(*hive) {
+                Ok(Some(text)) => Ok(Some((name.clone(), settings_from_json_text(&name, &text)?))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(Error::io(&name, e)),
+            }
+        }
     }
 }
 
@@ -129,24 +200,41 @@ pub struct TrustedSetting<'a> {
 }
 
 impl ClaudeSettings {
-    /// Reads every file in `locations`; unreadable or malformed files become warnings.
+    /// Reads the policy and every file in `locations`; unreadable or malformed ones become
+    /// warnings.
     pub fn load(locations: &SettingsLocations) -> ClaudeSettings {
         let mut settings = ClaudeSettings::default();
-        for (scope, path) in locations.in_priority_order() {
-            match read_settings_file(path) {
-                Ok(Some(mut values)) => {
-                    settings.drop_mistyped(path, &mut values);
-                    settings.files.push(SettingsFile {
-                        scope,
-                        path: path.to_path_buf(),
-                        values,
-                    });
+        for source in &locations.policy {
+            match read_managed_source(source) {
+                Ok(Some((path, values))) => {
+                    let holds_settings = !values.is_empty();
+                    settings.add(SettingsScope::Policy, path, values);
+                    // First source wins: a lower one is not read once a policy is found.
+                    if holds_settings {
+                        break;
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => settings.warnings.push(e),
             }
         }
+        for (scope, path) in locations.files_in_priority_order() {
+            match read_settings_file(path) {
+                Ok(Some(values)) => settings.add(scope, path.to_path_buf(), values),
+                Ok(None) => {}
+                Err(e) => settings.warnings.push(e),
+            }
+        }
         settings
+    }
+
+    fn add(&mut self, scope: SettingsScope, path: PathBuf, mut values: Map<String, Value>) {
+        self.drop_mistyped(&path, &mut values);
+        self.files.push(SettingsFile {
+            scope,
+            path,
+            values,
+        });
     }
 
     /// Removes known keys whose value has the wrong type, so lower-priority files decide instead.
@@ -235,7 +323,7 @@ impl Engine {
     /// The settings files Claude Code reads when started in `project`.
     pub fn settings_locations(&self, project: &Path) -> SettingsLocations {
         SettingsLocations {
-            policy: self.managed_settings().map(Path::to_path_buf),
+            policy: self.managed_sources().to_vec(),
             local: project.join(".claude").join("settings.local.json"),
             project: project.join(".claude").join("settings.json"),
             user: self.claude_home().join("settings.json"),
@@ -470,8 +558,171 @@ mod tests {
         assert_eq!(loc.user, PathBuf::from("/cfg/settings.json"));
         assert_eq!(loc.local, l.project.join(".claude/settings.local.json"));
         assert_eq!(loc.project, l.project.join(".claude/settings.json"));
-        assert_eq!(loc.policy, Some(PathBuf::from("/policy.json")));
+        assert_eq!(
+            loc.policy,
+            vec![ManagedSource::File(PathBuf::from("/policy.json"))]
+        );
         let plain = Engine::builder(Environment::empty()).build();
-        assert_eq!(plain.settings_locations(&l.project).policy, None);
+        assert!(plain.settings_locations(&l.project).policy.is_empty());
+    }
+
+    /// A managed-preferences profile as an MDM server writes it (XML form of the
+    /// `com.anthropic.claudecode` domain), with a value of every plist type.
+    const PROFILE_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>autoMemoryEnabled</key>
+	<false/>
+	<key>autoMemoryDirectory</key>
+	<string>/Users/Shared/claude-memory</string>
+	<key>cleanupPeriodDays</key>
+	<integer>30</integer>
+	<key>permissions</key>
+	<dict>
+		<key>deny</key>
+		<array>
+			<string>Read(./.env)</string>
+		</array>
+	</dict>
+	<key>ratio</key>
+	<real>0.5</real>
+	<key>since</key>
+	<date>2026-01-02T03:04:05Z</date>
+	<key>blob</key>
+	<data>AAEC</data>
+</dict>
+</plist>
+"#;
+
+    /// The same settings as `managed-settings.json` would hold them.
+    const PROFILE_JSON: &str = r#"{
+        "autoMemoryEnabled": false,
+        "autoMemoryDirectory": "/Users/Shared/claude-memory",
+        "cleanupPeriodDays": 30,
+        "permissions": {"deny": ["Read(./.env)"]},
+        "ratio": 0.5,
+        "since": "2026-01-02T03:04:05Z"
+    }"#;
+
+    fn as_json(text: &str) -> Map<String, Value> {
+        settings_from_json_text(Path::new("expected.json"), text).expect("json")
+    }
+
+    #[test]
+    fn a_managed_plist_gives_the_settings_the_file_form_would() {
+        let origin = Path::new("/Library/Managed Preferences/com.anthropic.claudecode.plist");
+        let from_xml = settings_from_plist(origin, PROFILE_XML.as_bytes()).expect("xml plist");
+        assert_eq!(from_xml, as_json(PROFILE_JSON));
+        // macOS keeps managed preferences in the binary form: the same settings.
+        let mut binary = Vec::new();
+        plist::Value::from_reader_xml(PROFILE_XML.as_bytes())
+            .expect("xml")
+            .to_writer_binary(&mut binary)
+            .expect("binary");
+        assert!(binary.starts_with(b"bplist00"));
+        assert_eq!(
+            settings_from_plist(origin, &binary).expect("binary"),
+            from_xml
+        );
+    }
+
+    #[test]
+    fn a_bad_plist_is_an_error_naming_it() {
+        let origin = Path::new("/Library/Managed Preferences/com.anthropic.claudecode.plist");
+        for bytes in [&b"<plist><dict><key>x</key>"[..], b"not a plist at all"] {
+            let err = settings_from_plist(origin, bytes).expect_err("malformed");
+            assert_eq!(err.kind(), ErrorKind::Parse);
+            assert!(
+                err.to_string().contains("com.anthropic.claudecode.plist"),
+                "{err}"
+            );
+        }
+        let array = r#"<plist version="1.0"><array><true/></array></plist>"#;
+        let err = settings_from_plist(origin, array.as_bytes()).expect_err("not a dict");
+        assert!(err.to_string().contains("dictionary"), "{err}");
+    }
+
+    #[test]
+    fn the_registry_value_is_read_as_the_file_form() {
+        let name = PathBuf::from(crate::environment::PolicyHive::Machine.display_name());
+        let values = settings_from_json_text(&name, PROFILE_JSON).expect("json");
+        assert_eq!(values, as_json(PROFILE_JSON));
+        // Group Policy editors save REG_SZ text with a BOM now and then.
+        let bom = format!("\u{feff}{PROFILE_JSON}");
+        assert_eq!(settings_from_json_text(&name, &bom).expect("bom"), values);
+        let err = settings_from_json_text(&name, "{\n  \"autoMemoryEnabled\": }").expect_err("bad");
+        assert_eq!(err.kind(), ErrorKind::Parse);
+        let shown = err.to_string();
+        assert!(
+            shown.contains(r"HKLM\SOFTWARE\Policies\ClaudeCode\Settings"),
+            "{shown}"
+        );
+        assert!(shown.contains('2'), "the line: {shown}");
+    }
+
+    #[test]
+    fn the_first_managed_source_holding_settings_is_the_whole_policy() {
+        let l = layout();
+        let dir = l.project.parent().expect("tmp").join("managed");
+        let per_user = dir.join("alice/com.anthropic.claudecode.plist");
+        let device = dir.join("com.anthropic.claudecode.plist");
+        let file = dir.join("managed-settings.json");
+        let sources = vec![
+            ManagedSource::Plist(per_user.clone()),
+            ManagedSource::Plist(device.clone()),
+            ManagedSource::File(file.clone()),
+        ];
+        let policy = |e: &Engine| {
+            let settings = e.claude_settings(&l.project);
+            let scopes: Vec<PathBuf> = settings
+                .files()
+                .iter()
+                .filter(|f| f.scope == SettingsScope::Policy)
+                .map(|f| f.path.clone())
+                .collect();
+            (settings, scopes)
+        };
+        let e = Engine::builder(Environment::empty().with("HOME", l.home.to_string_lossy()))
+            .managed_sources(sources)
+            .build();
+        // The file alone: it is the policy.
+        write_file(
+            &file,
+            r#"{"autoDreamEnabled": true, "autoMemoryEnabled": true}"#,
+        );
+        let (settings, scopes) = policy(&e);
+        assert_eq!(scopes, vec![file.clone()]);
+        assert_eq!(settings.auto_memory_enabled(), Some(true));
+        // The device plist above it wins whole: the file's autoDreamEnabled is not merged in.
+        write_file(&device, PROFILE_XML);
+        let (settings, scopes) = policy(&e);
+        assert_eq!(scopes, vec![device.clone()]);
+        assert_eq!(settings.auto_memory_enabled(), Some(false));
+        assert_eq!(settings.auto_dream_enabled(), None);
+        let dir_setting = settings.auto_memory_directory().expect("trusted");
+        assert_eq!(dir_setting.scope, SettingsScope::Policy);
+        assert_eq!(dir_setting.value, "/Users/Shared/claude-memory");
+        assert!(!e.auto_memory_enabled(&l.project));
+        // An empty per-user profile holds nothing: the device one still decides.
+        write_file(&per_user, r#"<plist version="1.0"><dict/></plist>"#);
+        let (settings, scopes) = policy(&e);
+        assert_eq!(scopes, vec![per_user.clone(), device.clone()]);
+        assert_eq!(settings.auto_memory_enabled(), Some(false));
+        // A malformed one is a warning naming it, and the next source decides.
+        write_file(&per_user, "<plist><dict>");
+        let (settings, scopes) = policy(&e);
+        assert_eq!(scopes, vec![device.clone()]);
+        assert_eq!(settings.warnings().len(), 1);
+        assert!(settings.warnings()[0].to_string().contains("alice"));
+        // A per-user profile with settings is above the device one.
+        write_file(
+            &per_user,
+            r#"<plist version="1.0"><dict><key>autoMemoryEnabled</key><true/></dict></plist>"#,
+        );
+        let (settings, scopes) = policy(&e);
+        assert_eq!(scopes, vec![per_user]);
+        assert_eq!(settings.auto_memory_enabled(), Some(true));
+        assert!(settings.warnings().is_empty());
     }
 }

@@ -34,7 +34,7 @@ pub mod r#where;
 
 use std::path::{Path, PathBuf};
 
-use memory_engine::environment::default_managed_settings_path;
+use memory_engine::environment::default_managed_settings_sources;
 use memory_engine::paths::normalize_lexically;
 use memory_engine::{Engine, Environment, Error, MemoryDir, MemoryDirResolution, Result};
 
@@ -93,7 +93,8 @@ pub struct Context {
 
 impl Context {
     pub fn new(global: GlobalArgs, env: Environment) -> Context {
-        let mut builder = Engine::builder(env).managed_settings(default_managed_settings_path());
+        let sources = default_managed_settings_sources(&env);
+        let mut builder = Engine::builder(env).managed_sources(sources);
         if let Some(dir) = &global.claude_dir {
             builder = builder.claude_home(absolute(dir));
         }

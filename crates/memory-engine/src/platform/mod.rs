@@ -20,6 +20,7 @@
 //! | [`fs::is_symlink_loop`] | `ELOOP` | same | os error 1921 |
 //! | [`process::no_console`] | nothing | nothing | `CREATE_NO_WINDOW` |
 //! | [`git::find_git`] | `PATH` | `PATH`, Homebrew, `/usr/bin/git` with the Command Line Tools only | `PATH`, `Program Files\Git\cmd\git.exe`; children get `-c core.longpaths=true` |
+//! | [`registry::read_policy_settings`] | none: `Ok(None)` | none | `RegGetValueW` on `SOFTWARE\Policies\ClaudeCode` `Settings` (HKLM, HKCU) |
 //! | [`dirs::home_dir`] | `HOME`, else `USERPROFILE` | same | `USERPROFILE` first (as Node's `os.homedir`) |
 //! | [`names::check_portable_key`] | Windows' name rules, on purpose | same | the OS's own rules |
 //! | [`local_socket`] (the prompt hook's) | Unix socket in a 0700 dir, 0600, `SO_PEERCRED` | same; a path over 103 bytes moves under `$TMPDIR`; peer from `LOCAL_PEERCRED` | named pipe named for the user and data dir; the peer not checked yet, so never trusted |
@@ -37,6 +38,7 @@ pub mod git;
 pub mod local_socket;
 pub mod names;
 pub mod process;
+pub mod registry;
 
 /// The OS families whose conventions differ in strings Engram writes or reads (a hook's command
 /// line, a path's drive letter, where git is installed). Functions that take one are plain
