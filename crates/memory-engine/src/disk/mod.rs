@@ -183,19 +183,11 @@ pub fn atomic_write_many(root: &Path, files: &[(PathBuf, &[u8])]) -> Result<()> 
 }
 
 /// Makes the written temp files durable: one file-system flush where the OS has it (Linux
-/// `syncfs`: a single journal commit), else each file is flushed.
+/// `syncfs`: a single journal commit), else as few drive flushes as the OS allows
+/// ([`platform::fs::sync_files`]).
 fn flush_all(root: &Path, temps: &[(PathBuf, &Path)]) -> Result<()> {
-    if platform::fs::sync_filesystem(root).at(root)? {
-        return Ok(());
-    }
-    for (temp, _) in temps {
-        fs::OpenOptions::new()
-            .write(true)
-            .open(temp)
-            .and_then(|file| file.sync_all())
-            .at(temp)?;
-    }
-    Ok(())
+    let files: Vec<&Path> = temps.iter().map(|(temp, _)| temp.as_path()).collect();
+    platform::fs::sync_files(root, &files).at(root)
 }
 
 /// A temp name beside `path` that no other writer uses and that never ends in `.md`.

@@ -16,7 +16,7 @@
 //! | [`fs::rename`] | `std::fs::rename` | same | retried ~1 s on os errors 5 / 32 |
 //! | [`fs::open_nonblocking`], [`fs::special_kind`] | `O_NONBLOCK`/`O_NOFOLLOW`, FIFO/socket/device | same | nothing (no FIFOs in the file system) |
 //! | [`fs::file_identity`] | `(dev, ino)` | same | `(0, 0)`: a replaced file is not detected |
-//! | [`fs::sync_filesystem`] | `syncfs` | `false`: per-file `fsync` | `false`: per-file flush |
+//! | [`fs::sync_filesystem`], [`fs::sync_files`] | `syncfs` | plain `fsync` per file, then one `F_FULLFSYNC` | per-file flush |
 //! | [`fs::is_symlink_loop`] | `ELOOP` | same | os error 1921 |
 //! | [`process::no_console`] | nothing | nothing | `CREATE_NO_WINDOW` |
 //! | [`git::find_git`] | `PATH` | `PATH`, Homebrew, `/usr/bin/git` with the Command Line Tools only | `PATH`, `Program Files\Git\cmd\git.exe`; children get `-c core.longpaths=true` |
