@@ -82,7 +82,7 @@ impl EmbeddingCache {
                         vectors.insert(k, vector);
                     }
                 } else {
-                    fs::rename(&path, path.with_extension("old"))
+                    crate::platform::fs::rename(&path, &path.with_extension("old"))
                         .map_err(|e| io_error(&path, e))?;
                 }
             }

