@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+// The app's cold start and the soak read `/proc`, start Xvfb and use Unix process groups: Linux
+// only. Elsewhere they are refused with a message saying so, and a full run skips the app start.
+#[cfg(target_os = "linux")]
 mod app;
 mod budget;
 mod dream;
@@ -34,7 +37,27 @@ mod extract;
 mod mcp;
 mod recall;
 mod sessions;
+#[cfg(target_os = "linux")]
 mod soak;
+
+#[cfg(not(target_os = "linux"))]
+mod app {
+    pub fn app_start(_corpus: &std::path::Path) -> Result<(), String> {
+        Err(crate::LINUX_ONLY.replace("{what}", "the app-start bench"))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod soak {
+    pub fn soak(_corpus: &std::path::Path, _minutes: f64) -> Result<(), String> {
+        Err(crate::LINUX_ONLY.replace("{what}", "the soak"))
+    }
+}
+
+/// Why a Linux-only part of the benches does not run here.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+const LINUX_ONLY: &str = "{what} runs on Linux only: it reads /proc, starts Xvfb and uses Unix \
+                          process groups (docs/platforms.md, row 6)";
 
 use memory_engine::recall::Selector;
 use memory_engine::testing::fixtures::{Xorshift, VOCABULARY};
@@ -287,7 +310,11 @@ fn run() -> Result<(), String> {
     }
     dream_benches(&engine, &options)?;
     println!("peak RSS: {} MiB", peak_rss_kib() / 1024);
-    app::app_start(&options.corpus)?;
+    if cfg!(target_os = "linux") {
+        app::app_start(&options.corpus)?;
+    } else {
+        println!("app start: skipped: {}", LINUX_ONLY.replace("{what}", "it"));
+    }
     if options.only.is_none() {
         sessions::session_benches(&options.corpus, options.rounds)?;
     }
@@ -418,6 +445,7 @@ fn format_duration(d: Duration) -> String {
     }
 }
 
+/// The process's peak resident memory (`VmHWM`); 0 where there is no `/proc` (not Linux).
 fn peak_rss_kib() -> u64 {
     fs::read_to_string("/proc/self/status")
         .ok()

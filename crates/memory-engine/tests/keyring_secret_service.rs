@@ -2,7 +2,9 @@
 //! test (never the machine's own keyring), reached the way Engram reaches a user's — the
 //! `keyring` crate's Secret Service backend over zbus. One test in its own process, since it
 //! points the process's `DBUS_SESSION_BUS_ADDRESS` at that bus. Skipped where `dbus-daemon` or
-//! `gnome-keyring-daemon` is missing (`scripts/setup.sh --test` installs both).
+//! `gnome-keyring-daemon` is missing (`scripts/setup.sh --test` installs both). Linux only: the
+//! Secret Service is the Linux keyring, and the daemons are found with `sh`.
+#![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};

@@ -4,6 +4,9 @@
 //! - 100 processes take `.consolidate-lock` of one memory dir at the same moment (all wait at a
 //!   barrier file first), 20 rounds: exactly one winner each round.
 //! - `kill -9` of the holder: the next acquire succeeds once its PID is dead.
+//!
+//! Unix only: the racers' dirs are laid out with symlinks (`docs/platforms.md`, row 7).
+#![cfg(unix)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

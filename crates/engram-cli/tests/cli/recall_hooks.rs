@@ -273,6 +273,7 @@ fn the_prompt_hook_prints_additional_context_once_per_session_within_budget() {
     assert_eq!((exit_code(&word), stdout(&word).as_str()), (0, ""));
 }
 
+#[cfg(unix)] // `engram hook serve` is Unix-only (platforms row 1); stopped with `kill`
 #[test]
 fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() {
     let s = sandbox();
@@ -822,6 +823,7 @@ fn a_settings_file_with_a_bom_round_trips_and_one_with_comments_is_never_clobber
 /// The prompt hook runs as this binary once per prompt: it loads no D-Bus library at start (the
 /// keyring's Secret Service is reached through zbus, in Rust, and only for a remote provider's
 /// key), so its ELF dynamic section names no libdbus.
+#[cfg(target_os = "linux")] // reads the ELF dynamic section
 #[test]
 fn the_engram_binary_the_hook_runs_as_links_no_dbus_library() {
     let binary = fs::read(engram_binary()).expect("the engram binary");
@@ -838,6 +840,7 @@ fn the_engram_binary_the_hook_runs_as_links_no_dbus_library() {
 /// Offline and local, the prompt hook never talks to D-Bus (no keyring lookup: those providers
 /// take no key). The session bus here is a socket that counts who connects; a provider that
 /// needs a key and finds none in the environment does ask it — so the count can tell.
+#[cfg(unix)] // the session bus is a Unix socket
 #[test]
 fn the_offline_and_local_prompt_hook_never_connects_to_d_bus() {
     use std::os::unix::net::UnixListener;

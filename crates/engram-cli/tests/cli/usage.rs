@@ -154,6 +154,8 @@ fn model_calls_are_logged_per_job_and_project_and_usage_sums_them() {
 
     let files = usage_files(&s);
     assert_eq!(files.len(), 1, "one file a day: {files:?}");
+    // Private modes exist on Unix only (platforms row 3).
+    #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = fs::metadata(&files[0]).expect("stat").permissions().mode() & 0o777;

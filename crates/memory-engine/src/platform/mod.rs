@@ -30,7 +30,8 @@
 //! stolen from a holder we cannot see), terminating is refused with an error that says so.
 //!
 //! Not here yet (see `docs/platforms.md`): Unix signals in the CLI's `dream` and the app
-//! (`cfg(unix)` with a Ctrl-C fallback), and the tests' own Unix calls.
+//! (`cfg(unix)` with a Ctrl-C fallback), and the tests' own Unix calls (which must sit under a
+//! Unix gate: checked below).
 
 pub mod dirs;
 pub mod fs;
@@ -170,6 +171,162 @@ mod boundary {
                 "{path} ({row}) no longer uses a Unix-only API: remove it from NOT_YET"
             );
         }
+    }
+
+    /// Whether an attribute line gates what follows to Unix or Linux (`cfg(unix)`,
+    /// `cfg(all(test, unix))`, `cfg(target_os = "linux")`, …).
+    fn gates_to_unix(line: &str) -> bool {
+        let line = line.trim_start();
+        (line.starts_with("#[cfg") || line.starts_with("#![cfg"))
+            && !line.contains("not(")
+            && (line.contains("unix") || line.contains("target_os = \"linux\""))
+    }
+
+    /// The numbers (from 0) of the lines of `text` that no Unix gate covers: not in a file gated
+    /// with `#![cfg(unix)]`, and under no item or block whose attributes gate it. Rustfmt's
+    /// indentation tells the enclosing items: each earlier, less indented line ending in `{`.
+    fn ungated_lines(text: &str) -> Vec<usize> {
+        let lines: Vec<&str> = text.lines().collect();
+        if lines
+            .iter()
+            .any(|l| l.starts_with("#![cfg") && gates_to_unix(l))
+        {
+            return Vec::new();
+        }
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let gated_opener = |at: usize| {
+            lines[..=at]
+                .iter()
+                .rev()
+                .skip(1)
+                .take_while(|l| {
+                    let l = l.trim_start();
+                    l.starts_with("#[") || l.starts_with("//")
+                })
+                .any(|l| gates_to_unix(l))
+                || gates_to_unix(lines[at])
+        };
+        (0..lines.len())
+            .filter(|&i| {
+                let mut level = indent(lines[i]);
+                let mut at = i;
+                // The line itself may be a gated item (`#[cfg(unix)] fn …` on one line).
+                if gated_opener(i) {
+                    return false;
+                }
+                while level > 0 && at > 0 {
+                    at -= 1;
+                    let line = lines[at];
+                    if line.trim().is_empty() || indent(line) >= level {
+                        continue;
+                    }
+                    if line.trim_end().ends_with('{') || line.trim_end().ends_with('(') {
+                        if gated_opener(at) {
+                            return false;
+                        }
+                        level = indent(line);
+                    }
+                }
+                true
+            })
+            .collect()
+    }
+
+    /// The test code of the engine and the CLI may use Unix-only calls to build its fixtures,
+    /// but only under a Unix gate, so the test suites compile for macOS and Windows too
+    /// (platforms row 7): the trailing test modules and `tests.rs` files of the sources, `testing/`,
+    /// and the integration tests (`tests/`), minus files whose `mod` line is gated.
+    #[test]
+    fn unix_only_apis_in_test_code_are_gated_to_unix() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        for dir in [
+            "memory-engine/src",
+            "memory-engine/tests",
+            "engram-cli/src",
+            "engram-cli/tests",
+        ] {
+            sources(&crates.join(dir), &mut files);
+        }
+        // Modules declared under a gate (`#[cfg(target_os = "linux")] mod hook_socket;`).
+        let mut gated_modules = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("read");
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let Some(name) = line
+                    .trim()
+                    .strip_prefix("mod ")
+                    .and_then(|m| m.strip_suffix(';'))
+                else {
+                    continue;
+                };
+                if i > 0 && gates_to_unix(lines[i - 1]) {
+                    let dir = file.parent().expect("dir");
+                    gated_modules.push(dir.join(format!("{name}.rs")));
+                    gated_modules.push(dir.join(name).join("mod.rs"));
+                }
+            }
+        }
+        let mut offences = Vec::new();
+        for file in &files {
+            let relative = file
+                .strip_prefix(&crates)
+                .expect("under crates/")
+                .to_path_buf();
+            // A file still waiting for its row (NOT_YET) is Unix-only as a whole, tests and all.
+            let not_yet = NOT_YET
+                .iter()
+                .any(|(path, _)| relative.to_string_lossy().replace('\\', "/") == *path);
+            if relative.starts_with("memory-engine/src/platform")
+                || not_yet
+                || gated_modules.contains(file)
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).expect("read");
+            let whole_file_is_test = relative.starts_with("memory-engine/src/testing")
+                || relative.ends_with("tests.rs")
+                || relative.components().any(|c| c.as_os_str() == "tests");
+            let first = if whole_file_is_test {
+                0
+            } else {
+                non_test_code(&text).lines().count()
+            };
+            let lines: Vec<&str> = text.lines().collect();
+            for i in ungated_lines(&text) {
+                let line = lines[i];
+                if i < first || line.trim_start().starts_with("//") {
+                    continue;
+                }
+                let found: Vec<&str> = UNIX_ONLY
+                    .iter()
+                    .chain(&["\"/proc/"])
+                    .copied()
+                    .filter(|api| line.contains(api))
+                    .collect();
+                if !found.is_empty() {
+                    offences.push(format!(
+                        "{}:{}: {}",
+                        relative.display(),
+                        i + 1,
+                        found.join(", ")
+                    ));
+                }
+            }
+        }
+        assert!(
+            offences.is_empty(),
+            "Unix-only APIs in test code without a cfg(unix) / cfg(target_os = \"linux\") gate:\n{}",
+            offences.join("\n")
+        );
+    }
+
+    #[test]
+    fn gates_are_found_on_the_enclosing_items() {
+        let text = "fn a() {\n    std::os::unix::x();\n}\n#[cfg(unix)]\nfn b() {\n    if x {\n        std::os::unix::y();\n    }\n}\n#[cfg(target_os = \"linux\")] // why\n#[test]\nfn c() {\n    z();\n}\n#[cfg(not(unix))]\nfn d() {\n    w();\n}\n";
+        assert_eq!(ungated_lines(text), vec![0, 1, 2, 8, 13, 14, 15, 16, 17]);
+        assert!(ungated_lines("#![cfg(unix)]\nfn a() {\n    x();\n}\n").is_empty());
     }
 
     /// Every rename of the engine and the CLI goes through [`super::fs::rename`], which retries
