@@ -21,6 +21,7 @@ use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
 use crate::events::{DreamFinished, DREAM_FINISHED};
+use crate::report;
 use crate::state::AppState;
 
 /// The first look for a due project, shortly after start (not at once: the window comes first),
@@ -116,11 +117,14 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
         async move {
             match engine.serve_prompt_hook(stop).await {
                 Ok(true) => {}
-                Ok(false) => eprintln!(
-                    "engram-app: another Engram answers prompt hooks on {}",
-                    engine.hook_socket_path().display()
+                Ok(false) => report(
+                    &engine,
+                    &format!(
+                        "another Engram answers prompt hooks on {}",
+                        engine.hook_socket_path().display()
+                    ),
                 ),
-                Err(error) => eprintln!("engram-app: no prompt hook server: {error}"),
+                Err(error) => report(&engine, &format!("no prompt hook server: {error}")),
             }
         }
     });
@@ -129,6 +133,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
         let engine = app.state::<AppState>().engine().clone();
         let stop = stop.clone();
         async move {
+            let reporter = engine.clone();
             engine
                 .run_dream_scheduler(
                     FIRST_TICK,
@@ -136,7 +141,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
                     |event| on_event(&app, &event),
                     |outcome| {
                         if let Err(error) = outcome {
-                            eprintln!("engram-app: background dream: {error}");
+                            report(&reporter, &format!("background dream: {error}"));
                         }
                         crate::tray::refresh(&app);
                     },
@@ -162,10 +167,11 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
         let engine = app.state::<AppState>().engine().clone();
         let stop = stop.clone();
         async move {
+            let reporter = engine.clone();
             engine
                 .run_sync_auto_push(SYNC_AUTO_TICK, stop, |outcome| {
                     if let Err(error) = outcome {
-                        eprintln!("engram-app: sync auto push: {error}");
+                        report(&reporter, &format!("sync auto push: {error}"));
                     }
                     crate::tray::refresh(&app);
                 })
@@ -192,7 +198,10 @@ fn quit_on_signals<R: Runtime>(app: &AppHandle<R>) {
                 signal(SignalKind::interrupt()),
                 signal(SignalKind::hangup()),
             ) else {
-                eprintln!("engram-app: cannot listen for signals: quit from the tray");
+                report(
+                    app.state::<AppState>().engine(),
+                    "cannot listen for signals: quit from the tray",
+                );
                 return;
             };
             tokio::select! {
@@ -214,8 +223,14 @@ async fn watch_usage<R: Runtime>(app: &AppHandle<R>) {
     match notice {
         Ok(Ok(Some(status))) => notify(app, "Engram: token budget", &budget_notice_body(&status)),
         Ok(Ok(None)) => {}
-        Ok(Err(error)) => eprintln!("engram-app: token usage: {error}"),
-        Err(error) => eprintln!("engram-app: token usage: {error}"),
+        Ok(Err(error)) => report(
+            app.state::<AppState>().engine(),
+            &format!("token usage: {error}"),
+        ),
+        Err(error) => report(
+            app.state::<AppState>().engine(),
+            &format!("token usage: {error}"),
+        ),
     }
 }
 
@@ -258,8 +273,8 @@ pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
         .await
         {
             Ok(Ok(target)) => target,
-            Ok(Err(error)) => return eprintln!("engram-app: dream now: {error}"),
-            Err(error) => return eprintln!("engram-app: dream now: {error}"),
+            Ok(Err(error)) => return report(&engine, &format!("dream now: {error}")),
+            Err(error) => return report(&engine, &format!("dream now: {error}")),
         };
         let job = engine.jobs().start(JobKind::Dream);
         let options = DreamOptions {
@@ -276,7 +291,7 @@ pub fn dream_now<R: Runtime>(app: &AppHandle<R>) {
             })
             .await
         {
-            eprintln!("engram-app: dream now: {error}");
+            report(&engine, &format!("dream now: {error}"));
         }
         crate::tray::refresh(&app);
     });
@@ -287,7 +302,7 @@ pub fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
     let engine = app.state::<AppState>().engine().clone();
     let paused = snapshot(app).paused;
     if let Err(error) = engine.set_background_dreams(paused) {
-        eprintln!("engram-app: pause background dreams: {error}");
+        report(&engine, &format!("pause background dreams: {error}"));
     }
     crate::tray::refresh(app);
 }

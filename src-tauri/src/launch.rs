@@ -98,7 +98,7 @@ impl LaunchOptions {
                 (options.engine(env), Some(DemoHome { missing_home }))
             }
             Err(error) => {
-                eprintln!("engram-app: no demo home: {error}");
+                crate::report(&engine, &format!("no demo home: {error}"));
                 (engine, None)
             }
         }

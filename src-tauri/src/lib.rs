@@ -26,6 +26,7 @@ use tauri::{Builder, LogicalSize, Manager, Runtime, WindowEvent};
 
 use crate::launch::LaunchOptions;
 use crate::state::AppState;
+use memory_engine::Engine;
 
 /// The label of the app's one window (`tauri.conf.json`).
 pub const MAIN_WINDOW: &str = "main";
@@ -153,9 +154,19 @@ pub fn run(options: &LaunchOptions) -> tauri::Result<()> {
     Ok(())
 }
 
+/// The name of the app's log in Engram's data dir (`logs/engram-app.log`).
+pub const APP_LOG: &str = "engram-app";
+
+/// A warning or error of the app: on stderr, and in `<data dir>/logs/engram-app.log`, since a
+/// Windows release build has no console (`windows_subsystem`) and a desktop launch shows no
+/// stderr anywhere ([`memory_engine::problem_log`]).
+pub fn report(engine: &Engine, message: &str) {
+    memory_engine::problem_log::report(engine, APP_LOG, message);
+}
+
 /// Adds the tray icon where the system can show one. Where its library is missing (building the
 /// tray would panic) or building it fails, the app runs without it — closing the window then
-/// quits — and says why on stderr and in the window ([`AppState::no_tray`]). A desktop without a
+/// quits — and says why on stderr, in the app's log and in the window ([`AppState::no_tray`]). A desktop without a
 /// tray host (some Linux sessions, Xvfb) builds the tray fine and simply does not show it.
 fn install_tray<R: Runtime>(app: &tauri::AppHandle<R>) {
     let why = match tray::missing_library() {
@@ -167,7 +178,7 @@ fn install_tray<R: Runtime>(app: &tauri::AppHandle<R>) {
             }
         },
     };
-    eprintln!("engram-app: {why}");
+    report(app.state::<AppState>().engine(), &why);
     app.state::<AppState>().set_no_tray(why);
 }
 
@@ -235,7 +246,10 @@ fn remember_window<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
 
 fn save_prefs(state: &AppState) {
     if let Err(error) = state.prefs().save() {
-        eprintln!("engram-app: could not remember the window: {error}");
+        report(
+            state.engine(),
+            &format!("could not remember the window: {error}"),
+        );
     }
 }
 

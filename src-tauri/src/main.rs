@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 
 use engram_app::launch::{Launch, USAGE};
+use memory_engine::Environment;
 
 fn main() -> ExitCode {
     match Launch::parse(std::env::args_os().skip(1)) {
@@ -17,7 +18,9 @@ fn main() -> ExitCode {
         Ok(Launch::Run(options)) => match engram_app::run(&options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
-                eprintln!("engram-app: {error}");
+                // A failed start (no WebView, no display) must be findable without a console.
+                let engine = options.engine(Environment::from_process());
+                engram_app::report(&engine, &error.to_string());
                 ExitCode::FAILURE
             }
         },

@@ -38,6 +38,7 @@ pub mod memdir;
 pub mod memory_type;
 pub mod paths;
 pub mod platform;
+pub mod problem_log;
 pub mod projects;
 pub mod recall;
 pub mod redact;

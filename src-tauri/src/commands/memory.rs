@@ -85,7 +85,10 @@ fn remember_project(state: &AppState, project: &str) {
     if prefs.last_project.as_deref() != Some(project) {
         prefs.last_project = Some(project.to_owned());
         if let Err(error) = prefs.save() {
-            eprintln!("engram-app: could not remember the open project: {error}");
+            crate::report(
+                state.engine(),
+                &format!("could not remember the open project: {error}"),
+            );
         }
     }
 }

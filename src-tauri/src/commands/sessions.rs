@@ -109,7 +109,10 @@ pub async fn search_sessions(
     blocking(move || {
         let found = engine.search_sessions(&query, Some(&project), 50)?;
         if let Some(why) = &found.rebuilt {
-            eprintln!("engram-app: session index unusable, built again: {why}");
+            crate::report(
+                &engine,
+                &format!("session index unusable, built again: {why}"),
+            );
         }
         Ok(found.hits)
     })

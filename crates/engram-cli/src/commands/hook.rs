@@ -102,7 +102,8 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
 
 /// Reads the Stop payload and starts `engram hook stop-worker TRANSCRIPT` detached: its own
 /// process group (Claude Code ending the hook's group does not end it), no stdio. Returns at
-/// once; the worker's outcome is recorded by the engine, never printed.
+/// once; the worker's outcome is recorded by the engine, never printed, and an error it ends on
+/// goes to `<data dir>/logs/engram.log`.
 fn start_worker(context: &Context) -> std::result::Result<(), String> {
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -154,15 +155,29 @@ fn serve(context: &Context) -> Result<Status> {
     Ok(Status::Success)
 }
 
+/// The detached worker's log in Engram's data dir (`logs/engram.log`).
+const WORKER_LOG: &str = "engram";
+
 fn worker(context: &Context, args: &WorkerArgs) -> Result<Status> {
-    let runtime = super::recall::runtime()?;
-    let options = memory_engine::extract::ExtractOptions::default();
-    runtime.block_on(context.engine.after_turn(
-        &args.transcript,
-        &options,
-        &CancellationToken::new(),
-    ))?;
-    Ok(Status::Success)
+    let outcome = (|| {
+        let runtime = super::recall::runtime()?;
+        let options = memory_engine::extract::ExtractOptions::default();
+        runtime.block_on(context.engine.after_turn(
+            &args.transcript,
+            &options,
+            &CancellationToken::new(),
+        ))
+    })();
+    if let Err(error) = &outcome {
+        // Detached with its stdio closed, the worker's error would reach no one (main still
+        // prints it, for a worker run by hand): it goes to Engram's log.
+        memory_engine::problem_log::append_report(
+            &context.engine,
+            WORKER_LOG,
+            &format!("hook stop-worker {}: {error}", args.transcript.display()),
+        );
+    }
+    outcome.map(|_| Status::Success)
 }
 
 fn prompt(context: &Context, args: &PromptArgs) -> Result<Status> {

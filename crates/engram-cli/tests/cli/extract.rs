@@ -589,3 +589,23 @@ fn the_stop_hook_worker_records_the_redaction_in_its_run_log() {
     assert!(redacted.iter().any(|r| r["rule"] == "github-pat"), "{run}");
     assert!(!log.contains(GITHUB_TOKEN), "{log}");
 }
+
+/// The detached Stop-hook worker has no stderr anyone reads (nor, in a Windows release, a
+/// console): an error it ends on is appended to `<data dir>/logs/engram.log`, naming the
+/// transcript and the file that failed.
+#[test]
+fn the_stop_hook_workers_error_lands_in_engrams_log() {
+    let s = Sandbox::in_project("hook-log").with_engram_home();
+    let transcript = session(&s, "Remember that releases are cut on Fridays.");
+    // Its run log cannot be written: `extract/` is a file.
+    fs::create_dir_all(s.engram_home()).expect("data dir");
+    fs::write(s.engram_home().join("extract"), "not a dir").expect("block");
+    let out = s.run(&["hook", "stop-worker", &transcript.to_string_lossy()]);
+    assert_ne!(exit_code(&out), 0, "{}", stderr(&out));
+    let log = fs::read_to_string(s.engram_home().join("logs/engram.log")).expect("the log");
+    let line = log.lines().last().expect("a line");
+    assert!(line.contains("hook stop-worker"), "{log}");
+    assert!(line.contains(&*transcript.to_string_lossy()), "{log}");
+    assert!(line.contains("extract"), "{log}");
+    assert_eq!(log.lines().count(), 1, "{log}");
+}
