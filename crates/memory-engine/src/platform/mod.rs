@@ -24,6 +24,7 @@
 //! | [`dirs::home_dir`] | `HOME`, else `USERPROFILE` | same | `USERPROFILE` first (as Node's `os.homedir`) |
 //! | [`names::check_portable_key`] | Windows' name rules, on purpose | same | the OS's own rules |
 //! | [`local_socket`] (the prompt hook's) | Unix socket in a 0700 dir, 0600, `SO_PEERCRED` | same; a path over 103 bytes moves under `$TMPDIR`; peer from `LOCAL_PEERCRED` | named pipe named for the user and data dir; the peer not checked yet, so never trusted |
+//! | [`case::new_key_on_disk`], [`case::folds_case`] | case twins refused (ext4 is case-sensitive), redirected on an ext4 `casefold` dir | APFS folds by default: redirected to the existing spelling | NTFS folds: same |
 //! | [`dirs::engram_data_dir`] | `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` | existing `~/.local/share/engram`, else `~/Library/Application Support/engram` | existing `~/.local/share/engram`, else `%LOCALAPPDATA%\engram` (`dirs`) |
 //!
 //! Other operating systems get the conservative answer: a PID counts as alive (a lock is never
@@ -33,6 +34,7 @@
 //! (`cfg(unix)` with a Ctrl-C fallback), and the tests' own Unix calls (which must sit under a
 //! Unix gate: checked below).
 
+pub mod case;
 pub mod dirs;
 pub mod fs;
 pub mod git;
