@@ -10,7 +10,7 @@
 //!   created through here follows that rule.
 
 use std::fs;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -72,7 +72,13 @@ impl PreparedWrite {
         .at(&prepared.temp)?;
         file.write_all(contents).at(&prepared.temp)?;
         if let Ok(meta) = fs::metadata(path) {
-            fs::set_permissions(&prepared.temp, meta.permissions()).at(&prepared.temp)?;
+            // A volume without permission modes (FAT through FUSE) has none to keep.
+            match fs::set_permissions(&prepared.temp, meta.permissions()) {
+                Err(e) if e.kind() != io::ErrorKind::Unsupported => {
+                    return Err(e).at(&prepared.temp)
+                }
+                _ => {}
+            }
         }
         file.sync_all().at(&prepared.temp)?;
         Ok(prepared)

@@ -208,6 +208,10 @@ pub fn exchange(temp: &Path, target: &Path) -> io::Result<Exchanged> {
                         Ok(()) => return Ok(Exchanged::Created),
                         // Created meanwhile: exchange with it instead.
                         Err(Errno::EXIST) => continue,
+                        // FUSE file systems (a FAT stick through `fusefat`) refuse the flag.
+                        Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {
+                            return Ok(Exchanged::Unsupported)
+                        }
                         Err(e) => return Err(e.into()),
                     }
                 }
