@@ -290,13 +290,12 @@ impl MemoryDir {
                 if self.is_team_file(&rel) {
                     check_team_key(&rel)?;
                 }
-                Ok(rel)
+                crate::platform::case::new_key_on_disk(self.root(), &rel)
             }
-            None => Ok(format!(
-                "{}_{}.md",
-                form.memory_type.as_str(),
-                slug(&form.name)
-            )),
+            None => crate::platform::case::new_key_on_disk(
+                self.root(),
+                &format!("{}_{}.md", form.memory_type.as_str(), slug(&form.name)),
+            ),
         }
     }
 
@@ -320,6 +319,27 @@ impl MemoryDir {
                 "{rel}: the new name is the same as the old one"
             )));
         }
+        // A case twin of another file is refused (or, on a case-insensitive volume, is that
+        // file: "already exists" below). A rename of this file to another case is fine on a
+        // case-sensitive volume; on a case-insensitive one the new name *is* this file, and
+        // writing it then deleting the old name would delete the memory.
+        let new_rel = match crate::platform::case::spelling_on_disk(self.root(), &new_rel)
+            .map_err(|e| Error::io(self.root(), e))?
+        {
+            Some(on_disk) if on_disk == rel => {
+                if crate::platform::case::folds_case(&self.root().join(index::parent_of(&rel)))
+                    .unwrap_or(true)
+                {
+                    return Err(Error::InvalidInput(format!(
+                        "{rel}: renaming it to {new_rel:?} changes only the case, which this \
+                         case-insensitive volume takes for the same name; rename it to another \
+                         name first, then to {new_rel:?}"
+                    )));
+                }
+                new_rel
+            }
+            _ => crate::platform::case::new_key_on_disk(self.root(), &new_rel)?,
+        };
         let mut set = ChangeSet::new(self.root());
         let content = set
             .read(&rel)?
@@ -1003,6 +1023,98 @@ mod tests {
         assert_eq!(
             fx.read("project_legacy.md").as_deref(),
             Some("---\nname: Legacy\ntype: project\n---\nkept\n")
+        );
+    }
+
+    /// Platforms row 12: the editor creates no file, and renames none to a name, that differs
+    /// only in case from another memory's (one file on macOS and Windows); renaming a memory
+    /// to another case of its own name is fine on this case-sensitive disk.
+    #[test]
+    fn the_editor_refuses_case_twins_of_other_memories() {
+        let fx = fixture("stockerly");
+        let form = MemoryForm {
+            name: "Vision".to_owned(),
+            description: "Another vision".to_owned(),
+            memory_type: MemoryType::Project,
+            body: "x\n".to_owned(),
+        };
+        let vision = fx.read("project_vision.md").expect("fixture");
+        let err = fx
+            .dir
+            .plan_create_memory(Some("Project_Vision.md"), &form)
+            .expect_err("a case twin");
+        let text = err.to_string();
+        assert!(
+            text.contains("\"Project_Vision.md\"") && text.contains("\"project_vision.md\""),
+            "names both: {text}"
+        );
+        let err = fx
+            .dir
+            .plan_rename_memory("feedback_brutal_honesty.md", "PROJECT_VISION.md", None)
+            .expect_err("a case twin of another memory");
+        assert!(err.to_string().contains("\"project_vision.md\""), "{err}");
+        assert_eq!(
+            fx.read("project_vision.md").as_deref(),
+            Some(vision.as_str())
+        );
+
+        fx.dir
+            .rename_memory("project_vision.md", "Project_Vision.md", None)
+            .expect("its own name in another case");
+        assert_eq!(
+            fx.read("Project_Vision.md").as_deref(),
+            Some(vision.as_str())
+        );
+        assert!(!fx.path("project_vision.md").exists());
+        let index = fx.read("MEMORY.md").expect("index");
+        assert!(
+            index.contains("(Project_Vision.md)") && !index.contains("(project_vision.md)"),
+            "{index}"
+        );
+    }
+
+    /// Platforms row 12 on a real case-insensitive directory: a rename that changes only the
+    /// case is refused with why (the new name *is* the file: writing it, then deleting the old
+    /// name, would delete the memory), and a new memory under another case of an existing file's
+    /// name is refused as the file that exists.
+    #[test]
+    fn on_a_case_insensitive_volume_the_editor_keeps_one_file_per_name() {
+        let fat = match crate::platform::case::fat::CaseInsensitiveDir::mount() {
+            Ok(fat) => fat,
+            Err(why) => {
+                eprintln!("skipped: no case-insensitive directory here: {why}");
+                return;
+            }
+        };
+        let engram_home = tempfile::tempdir().expect("engram home");
+        let engine = crate::Engine::builder(crate::Environment::empty())
+            .engram_home(engram_home.path())
+            .build();
+        let dir = engine.memory_dir(fat.path());
+        let text = "---\nname: Vision\ndescription: where\ntype: project\n---\nfar\n";
+        fs::write(fat.path().join("Vision.md"), text).expect("write");
+        fs::write(
+            fat.path().join("MEMORY.md"),
+            "- [Vision](Vision.md) — where\n",
+        )
+        .expect("index");
+        let err = dir
+            .plan_rename_memory("Vision.md", "vision.md", None)
+            .expect_err("case only");
+        assert!(err.to_string().contains("changes only the case"), "{err}");
+        let form = MemoryForm {
+            name: "Vision".to_owned(),
+            description: "again".to_owned(),
+            memory_type: MemoryType::Project,
+            body: "x\n".to_owned(),
+        };
+        let err = dir
+            .plan_create_memory(Some("VISION.md"), &form)
+            .expect_err("exists");
+        assert!(err.to_string().contains("Vision.md: a memory"), "{err}");
+        assert_eq!(
+            fs::read_to_string(fat.path().join("Vision.md")).expect("read"),
+            text
         );
     }
 

@@ -162,3 +162,28 @@ fn sync_without_git_on_path_names_what_it_tried_and_runs_the_git_the_user_names(
         "{err}"
     );
 }
+
+/// Platforms row 12: on this case-sensitive disk `deploy.md` beside `Deploy.md` would be a
+/// second file, which a Mac or Windows copy of the dir folds into one: refused, naming both,
+/// and nothing written.
+#[test]
+fn remember_refuses_a_file_differing_only_in_case_from_another() {
+    let s = Sandbox::in_project("case-twins").with_engram_home();
+    let mem = s.root().join("mem");
+    let dir = mem.to_string_lossy().into_owned();
+    let out = remember(&s, &dir, "Deploy.md");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let index = fs::read_to_string(mem.join("MEMORY.md")).expect("index");
+    let out = remember(&s, &dir, "deploy.md");
+    assert_eq!(exit_code(&out), 2, "refused: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"deploy.md\"") && stderr(&out).contains("\"Deploy.md\""),
+        "names both: {}",
+        stderr(&out)
+    );
+    assert!(!mem.join("deploy.md").exists());
+    assert_eq!(
+        fs::read_to_string(mem.join("MEMORY.md")).expect("index"),
+        index
+    );
+}

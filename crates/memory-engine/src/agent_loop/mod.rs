@@ -363,6 +363,31 @@ mod tests {
         assert!(!out.is_error, "{}", out.output);
     }
 
+    /// Platforms row 12: a model's new file may not differ only in case from a file on disk or
+    /// one it staged already (one file on macOS and Windows: it would replace the other).
+    #[test]
+    fn a_new_file_differing_only_in_case_from_another_is_denied() {
+        let (_dir, mut ws) = workspace();
+        fs::write(ws.root.join("Deploy.md"), "ours\n").expect("existing");
+        let out = ws.run("write", &json!({"path": "deploy.md", "content": "x\n"}));
+        assert_eq!(out.decision, ToolDecision::Denied, "{}", out.output);
+        assert!(
+            out.output.contains("\"deploy.md\"") && out.output.contains("\"Deploy.md\""),
+            "{}",
+            out.output
+        );
+        let out = ws.run("write", &json!({"path": "new.md", "content": "x\n"}));
+        assert!(!out.is_error, "{}", out.output);
+        let out = ws.run("write", &json!({"path": "NEW.md", "content": "y\n"}));
+        assert_eq!(out.decision, ToolDecision::Denied, "{}", out.output);
+        assert!(out.output.contains("\"new.md\""), "{}", out.output);
+        // The file under its own name is written as before.
+        let out = ws.run("write", &json!({"path": "Deploy.md", "content": "new\n"}));
+        assert!(!out.is_error, "{}", out.output);
+        let staged: Vec<_> = ws.set.changes.iter().map(|c| c.file.as_str()).collect();
+        assert_eq!(staged, ["new.md", "Deploy.md"]);
+    }
+
     #[test]
     fn edits_need_a_unique_match_unless_replacing_all() {
         let (_dir, mut ws) = workspace();

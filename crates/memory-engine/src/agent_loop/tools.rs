@@ -487,11 +487,28 @@ impl Workspace {
             ));
         }
         // A new file's name must be one every OS can hold; an existing one is kept as it is.
+        // A case twin of a file on disk is that file on a case-insensitive volume (written
+        // under its own spelling) and refused on a case-sensitive one; so is a case twin of a
+        // file this run already staged.
+        let rel = if self.set.staged_content(&rel).is_none() {
+            crate::platform::case::new_key_on_disk(&self.root, &rel)
+                .map_err(|e| Refusal::Denied(e.to_string()))?
+        } else {
+            rel
+        };
         let is_new = self.set.staged_content(&rel).is_none()
             && fs::symlink_metadata(self.root.join(&rel)).is_err();
         if is_new {
             crate::platform::names::check_portable_key(&rel)
                 .map_err(|e| Refusal::Denied(e.to_string()))?;
+            let staged = crate::platform::case::CaseIndex::new(
+                self.set.changes.iter().map(|c| c.file.as_str()),
+            );
+            if let Some(twin) = staged.twin(&rel) {
+                return Err(Refusal::Denied(
+                    crate::platform::case::case_twin_refused(&rel, twin).to_string(),
+                ));
+            }
         }
         let bytes = content.len();
         self.set

@@ -207,11 +207,15 @@ impl MemoryDir {
                 if self.is_team_file(&rel) {
                     check_team_key(&rel)?;
                 }
-                rel
+                crate::platform::case::new_key_on_disk(&self.root, &rel)?
             }
-            None => self
-                .existing_memory_named(name)?
-                .unwrap_or_else(|| format!("{}_{}.md", req.memory_type.as_str(), slug(name))),
+            None => match self.existing_memory_named(name)? {
+                Some(existing) => existing,
+                None => crate::platform::case::new_key_on_disk(
+                    &self.root,
+                    &format!("{}_{}.md", req.memory_type.as_str(), slug(name)),
+                )?,
+            },
         };
         // Confinement (symlinks included) is checked by the change set as it stages.
         let body = req.body.trim_end();
@@ -674,6 +678,82 @@ mod tests {
 
     fn read(dir: &Path, rel: &str) -> String {
         fs::read_to_string(dir.join(rel)).expect("read")
+    }
+
+    fn with_file(t: MemoryType, name: &str, description: &str, file: &str) -> RememberRequest {
+        RememberRequest {
+            file: Some(file.into()),
+            ..request(t, name, description, "body\n")
+        }
+    }
+
+    /// Platforms row 12: on a case-sensitive volume `remember --file foo.md` beside `Foo.md`
+    /// would make a second file, which a Mac or Windows checkout of the dir folds into one.
+    #[test]
+    fn remember_refuses_a_file_differing_only_in_case_from_another() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        dir.remember(with_file(MemoryType::Project, "Deploy", "how", "Deploy.md"))
+            .expect("first");
+        let index_before = read(tmp.path(), INDEX_FILE);
+        let error = dir
+            .remember(with_file(MemoryType::User, "Other", "else", "deploy.md"))
+            .expect_err("a case twin of Deploy.md");
+        let text = error.to_string();
+        assert!(
+            text.contains("\"deploy.md\"") && text.contains("\"Deploy.md\""),
+            "names both files: {text}"
+        );
+        assert!(!tmp.path().join("deploy.md").exists(), "nothing written");
+        assert_eq!(read(tmp.path(), INDEX_FILE), index_before);
+        // The exact name still updates the file.
+        let out = dir
+            .remember(with_file(
+                MemoryType::Project,
+                "Deploy",
+                "how now",
+                "Deploy.md",
+            ))
+            .expect("update");
+        assert_eq!(out.action, RememberAction::Updated);
+    }
+
+    /// Platforms row 12 on a real case-insensitive directory: `--file foo.md` *is* the existing
+    /// `Foo.md` there, so the memory is updated under that spelling and the index keeps one line
+    /// for it (before, a second line `(foo.md)` was added for the same file).
+    #[test]
+    fn on_a_case_insensitive_volume_remember_writes_the_name_as_spelled_on_disk() {
+        let fat = match crate::platform::case::fat::CaseInsensitiveDir::mount() {
+            Ok(fat) => fat,
+            Err(why) => {
+                eprintln!("skipped: no case-insensitive directory here: {why}");
+                return;
+            }
+        };
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(fat.path());
+        dir.remember(with_file(MemoryType::Project, "Deploy", "how", "Deploy.md"))
+            .expect("first");
+        let out = dir
+            .remember(with_file(
+                MemoryType::Project,
+                "Deploy",
+                "how now",
+                "deploy.md",
+            ))
+            .expect("the same file");
+        assert_eq!(out.file, "Deploy.md");
+        assert_eq!(out.action, RememberAction::Updated);
+        let index = read(fat.path(), INDEX_FILE);
+        assert_eq!(index.matches("](").count(), 1, "one line: {index}");
+        assert!(index.contains("(Deploy.md)"), "{index}");
+        let names: Vec<_> = fs::read_dir(fat.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".md") && n != INDEX_FILE)
+            .collect();
+        assert_eq!(names, ["Deploy.md"]);
     }
 
     #[test]

@@ -129,16 +129,27 @@ impl Engine {
         }
         let mut set = ChangeSet::new(into);
         let mut added = Vec::new();
-        for file in memory_files(from) {
-            let theirs = crate::disk::read_text(&from.join(&file))?;
+        let files = memory_files(from);
+        let stranded = crate::platform::case::CaseIndex::new(files.iter().map(String::as_str));
+        let rename_there = |e: Error| {
+            Error::InvalidInput(format!(
+                "{}: {e}; rename it there to merge the store",
+                from.display()
+            ))
+        };
+        for file in files.iter() {
+            if let Some(twin) = stranded.twin(file) {
+                return Err(rename_there(crate::platform::case::case_twin_refused(
+                    file, twin,
+                )));
+            }
+            // A case twin of a live file is that file on a case-insensitive volume (compared
+            // under the live spelling) and refused on a case-sensitive one.
+            let theirs = crate::disk::read_text(&from.join(file))?;
+            let file = crate::platform::case::new_key_on_disk(into, file).map_err(rename_there)?;
             match set.read(&file)? {
                 None => {
-                    crate::platform::names::check_portable_key(&file).map_err(|e| {
-                        Error::InvalidInput(format!(
-                            "{}: {e}; rename it there to merge the store",
-                            from.display()
-                        ))
-                    })?;
+                    crate::platform::names::check_portable_key(&file).map_err(rename_there)?;
                     set.stage_write(&file, theirs, "only in the stranded store: added")?;
                     added.push(file);
                 }

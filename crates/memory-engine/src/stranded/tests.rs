@@ -195,3 +195,41 @@ fn a_stranded_file_windows_cannot_hold_is_not_merged_and_is_named() {
         .expect("stage")
         .is_some());
 }
+
+/// Platforms row 12: a stranded file that differs only in case from a live one (or from another
+/// stranded file) would be a second file here and one file on macOS and Windows: refused whole,
+/// naming both; nothing is staged.
+#[test]
+fn a_stranded_file_differing_only_in_case_from_another_is_not_merged() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = fs::canonicalize(tmp.path()).expect("real");
+    let engine = Engine::builder(Environment::empty().with("HOME", root.to_string_lossy()))
+        .claude_home(root.join(".claude"))
+        .engram_home(root.join("engram"))
+        .build();
+    let old = root.join("old");
+    let live = root.join("live");
+    fs::create_dir_all(&old).expect("old");
+    fs::create_dir_all(&live).expect("live");
+    fs::write(live.join("Project_Deploy.md"), DEPLOY).expect("live deploy");
+    fs::write(old.join("project_deploy.md"), DEPLOY).expect("stranded deploy");
+    let text = engine
+        .stage_stranded_merge(&old, &live, "repo")
+        .expect_err("a case twin of a live file")
+        .to_string();
+    assert!(
+        text.contains("\"project_deploy.md\"") && text.contains("\"Project_Deploy.md\""),
+        "{text}"
+    );
+    fs::remove_file(live.join("Project_Deploy.md")).expect("rm");
+    fs::write(old.join("PROJECT_DEPLOY.md"), DEPLOY).expect("second spelling");
+    let text = engine
+        .stage_stranded_merge(&old, &live, "repo")
+        .expect_err("two spellings in the stranded store")
+        .to_string();
+    assert!(text.contains("PROJECT_DEPLOY.md"), "{text}");
+    assert!(
+        engine.staged_change_sets().expect("list").is_empty(),
+        "nothing staged"
+    );
+}
