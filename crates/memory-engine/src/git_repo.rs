@@ -19,6 +19,7 @@ use std::process::Stdio;
 use crate::disk;
 use crate::environment::Environment;
 use crate::error::{Error, Result};
+use crate::platform::case::CaseIndex;
 use crate::platform::git::{find_git, ChosenGit};
 use crate::platform::Os;
 
@@ -296,4 +297,136 @@ pub(crate) fn local_files(team: &Path) -> Result<LocalFiles> {
         }
     }
     Ok(local)
+}
+
+/// Keys that differ only in case, as a pull or a push meets them: on a case-insensitive volume
+/// (macOS, Windows) `Foo.md` and `foo.md` are one file, so a pull never lets one replace the
+/// other and a push never puts a second spelling on the remote. Each case is reported (a
+/// skipped file with why), never settled silently; what is skipped keeps its version on both
+/// sides. Pure, so Linux tests cover every case.
+pub(crate) struct CaseClashes {
+    remote: CaseIndex,
+    local: CaseIndex,
+}
+
+impl CaseClashes {
+    /// `remote`: the keys the remote's tree holds; `local`: the keys of the local files.
+    pub(crate) fn new<'a>(
+        remote: impl IntoIterator<Item = &'a str>,
+        local: impl IntoIterator<Item = &'a str>,
+    ) -> CaseClashes {
+        CaseClashes {
+            remote: CaseIndex::new(remote),
+            local: CaseIndex::new(local),
+        }
+    }
+
+    /// Why a pull must not write (`writes`) or delete `key` here.
+    pub(crate) fn on_pull(&self, key: &str, writes: bool) -> Option<String> {
+        if !writes {
+            return self.remote.twin(key).map(|twin| {
+                format!(
+                    "renamed on the remote to {twin:?}, which differs only in case: left as it \
+                     is here (a case-insensitive volume takes both for one file); rename it here \
+                     by hand"
+                )
+            });
+        }
+        if let Some(twin) = self.remote.twin(key) {
+            return Some(format!(
+                "case conflict: the remote also holds {twin:?}, which differs only in case; on a \
+                 case-insensitive volume (macOS, Windows) they are one file, so neither replaces \
+                 the other here: rename one of them in the repository"
+            ));
+        }
+        if self.local.holds(key) {
+            return None;
+        }
+        self.local.twin(key).map(|twin| {
+            format!(
+                "case conflict: differs only in case from {twin:?} here; on a case-insensitive \
+                 volume it would replace that file, so it is not written: rename one of them"
+            )
+        })
+    }
+
+    /// Why a push must not send the local `key`, and the remote's file of another spelling that
+    /// must stay on the remote (it is not among the local files).
+    pub(crate) fn on_push(&self, key: &str) -> Option<(String, Option<String>)> {
+        if self.remote.holds(key) {
+            return None;
+        }
+        if let Some(twin) = self.remote.twin(key) {
+            let why = format!(
+                "case conflict: the remote holds {twin:?}, which differs only in case; on a \
+                 case-insensitive volume (macOS, Windows) they are one file, so this is not \
+                 pushed and the remote keeps {twin:?}: rename one of them"
+            );
+            // A twin that is also a local file is pushed as itself: keeping the remote's
+            // version in its place would undo that.
+            let keep = (!self.local.holds(twin)).then(|| twin.to_owned());
+            return Some((why, keep));
+        }
+        self.local.twin(key).map(|twin| {
+            let why = format!(
+                "case conflict: differs only in case from {twin:?}, also here; not pushed, so \
+                 the repository stays checkout-able on macOS and Windows: rename one of them"
+            );
+            (why, None)
+        })
+    }
+}
+
+#[cfg(test)]
+mod case_clash_tests {
+    use super::CaseClashes;
+
+    #[test]
+    fn a_pull_writes_no_case_twin_over_another_file() {
+        // Two teammates pushed `Foo.md` and `foo.md`: neither lands.
+        let clashes = CaseClashes::new(["Foo.md", "foo.md", "bar.md"], ["bar.md"]);
+        let why = clashes.on_pull("foo.md", true).expect("a case conflict");
+        assert!(why.contains("\"Foo.md\""), "{why}");
+        assert!(clashes.on_pull("Foo.md", true).is_some());
+        assert_eq!(clashes.on_pull("bar.md", true), None);
+        // A new remote file whose twin is a local file: not written over it.
+        let clashes = CaseClashes::new(["Notes.md"], ["notes.md"]);
+        let why = clashes.on_pull("Notes.md", true).expect("a case conflict");
+        assert!(why.contains("\"notes.md\""), "{why}");
+        // A local file spelled exactly as the remote's: an ordinary update.
+        let clashes = CaseClashes::new(["a.md"], ["a.md", "A.md"]);
+        assert_eq!(clashes.on_pull("a.md", true), None);
+    }
+
+    #[test]
+    fn a_rename_only_in_case_on_the_remote_leaves_the_local_file() {
+        // The remote renamed `foo.md` to `Foo.md`: the new name is not written over the old
+        // file, and the old one is not deleted either (deletions land last, after the write).
+        let clashes = CaseClashes::new(["Foo.md"], ["foo.md"]);
+        assert!(clashes.on_pull("Foo.md", true).is_some());
+        let why = clashes.on_pull("foo.md", false).expect("kept");
+        assert!(why.contains("\"Foo.md\""), "{why}");
+        // An ordinary deletion is no case matter.
+        let clashes = CaseClashes::new(["bar.md"], ["foo.md"]);
+        assert_eq!(clashes.on_pull("foo.md", false), None);
+    }
+
+    #[test]
+    fn a_push_adds_no_second_spelling_to_the_remote() {
+        let clashes = CaseClashes::new(["Foo.md", "bar.md"], ["foo.md", "bar.md"]);
+        let (why, keep) = clashes.on_push("foo.md").expect("a case conflict");
+        assert!(why.contains("\"Foo.md\""), "{why}");
+        assert_eq!(keep.as_deref(), Some("Foo.md"), "the remote keeps its file");
+        assert_eq!(clashes.on_push("bar.md"), None);
+        // Two local spellings (a case-sensitive disk holds both): the one already on the remote
+        // goes, the other is held back.
+        let clashes = CaseClashes::new(["a.md"], ["a.md", "A.md"]);
+        assert_eq!(clashes.on_push("a.md"), None);
+        let (why, keep) = clashes.on_push("A.md").expect("held back");
+        assert!(why.contains("\"a.md\""), "{why}");
+        assert_eq!(keep, None, "a.md is pushed as the local file, not kept");
+        // Neither on the remote yet: neither goes.
+        let clashes = CaseClashes::new([], ["x.md", "X.md"]);
+        assert!(clashes.on_push("x.md").is_some() && clashes.on_push("X.md").is_some());
+    }
 }

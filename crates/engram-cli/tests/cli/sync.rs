@@ -411,6 +411,55 @@ fn a_file_windows_cannot_hold_is_not_pushed_and_is_named() {
     assert!(laptop.read("aux.md").is_some(), "the local file is kept");
 }
 
+/// Platforms row 12: memory the laptop pushed as `Deploy.md` meets a `deploy.md` the desktop
+/// wrote itself. On macOS and Windows they are one file, so the pull reports a case conflict
+/// and writes neither over the other, and the desktop's push does not put a second spelling on
+/// the remote (which keeps the laptop's file).
+#[test]
+fn a_file_differing_only_in_case_is_a_reported_conflict_both_ways() {
+    let (_tmp, remote, laptop, desktop) = two_machines();
+    laptop.write("Deploy.md", DEPLOY);
+    laptop.json(&["sync", "push"]);
+    let ours = "---\nname: deploy\ndescription: desktop notes\ntype: project\n---\nk8s\n";
+    desktop.write("deploy.md", ours);
+    let pulled = desktop.json(&["sync", "pull"]);
+    let skipped = pulled["skipped"].as_array().expect("skipped");
+    let conflict = skipped
+        .iter()
+        .find(|s| s["file"] == format!("{APP}/Deploy.md"))
+        .unwrap_or_else(|| panic!("reported: {pulled}"));
+    let reason = conflict["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("case conflict") && reason.contains(&format!("\"{APP}/deploy.md\"")),
+        "{reason}"
+    );
+    assert_eq!(desktop.read("deploy.md").as_deref(), Some(ours));
+    assert_eq!(
+        desktop.read("Deploy.md"),
+        None,
+        "no second spelling written"
+    );
+
+    let pushed = desktop.json(&["sync", "push"]);
+    assert!(
+        pushed["skipped"]
+            .as_array()
+            .expect("skipped")
+            .iter()
+            .any(|s| s["file"] == format!("{APP}/deploy.md")
+                && s["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("case conflict"))),
+        "{pushed}"
+    );
+    let on_remote = remote_files(&remote);
+    assert!(
+        on_remote.iter().any(|f| f.ends_with("/Deploy.md"))
+            && !on_remote.iter().any(|f| f.ends_with("/deploy.md")),
+        "{on_remote:?}"
+    );
+}
+
 #[test]
 fn a_secret_is_never_pushed_and_the_file_is_named() {
     let (_tmp, remote, laptop, desktop) = two_machines();

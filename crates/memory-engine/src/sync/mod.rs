@@ -21,6 +21,9 @@
 //! - **Push**: only when asked (the CLI never pushes by itself); never a force push; a remote
 //!   that moved since the last pull must be pulled first; a file holding a secret, or whose
 //!   conflict waits for review, is named and not pushed (the remote keeps its version).
+//! - Two paths that differ only in case, both on the remote or one there and one here, are a
+//!   case conflict named in `skipped` by pull and push alike: never one written over the other,
+//!   never a second spelling added to the remote ([`crate::git_repo::CaseClashes`]).
 //! - A remote whose history no longer holds the last synced commit (rewritten by a force push)
 //!   is refused by pull and push alike, naming it; a remote that cannot be read is an error
 //!   naming it. In both cases nothing local changed.
@@ -39,7 +42,7 @@ use crate::config::SyncConfig;
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::git_repo::{git_program, local_files, parse_remote, Git, Tree};
+use crate::git_repo::{git_program, local_files, parse_remote, CaseClashes, Git, Tree};
 use crate::index::{is_index_file, merge_edit};
 use crate::staging::{ChangeSource, StagedChangeSet};
 use crate::team::validate_key;
@@ -469,6 +472,10 @@ impl Engine {
         }
         self.add_remote_agents(&mut units, theirs);
         let (local, unreadable) = self.sync_local_files(&units)?;
+        let case_clashes = CaseClashes::new(
+            theirs.keys().map(String::as_str),
+            local.keys().chain(unreadable.keys()).map(String::as_str),
+        );
         let keys: BTreeSet<&String> = theirs
             .keys()
             .chain(base.keys())
@@ -525,6 +532,13 @@ impl Engine {
                 report.skipped.push(Skipped {
                     file: key.clone(),
                     reason: format!("{secret}: not written"),
+                });
+                continue;
+            }
+            if let Some(why) = case_clashes.on_pull(key, t.is_some()) {
+                report.skipped.push(Skipped {
+                    file: key.clone(),
+                    reason: why,
                 });
                 continue;
             }
@@ -665,8 +679,22 @@ impl Engine {
         // Never synced here but already on the remote (mapped, or pushed from another machine
         // first): the remote's files stay until a pull has brought them in.
         let unpulled = |prefix: &String| !synced.contains(prefix) && on_remote.contains(prefix);
+        let case_clashes = CaseClashes::new(
+            theirs_tree.files.keys().map(String::as_str),
+            local.keys().chain(unreadable.keys()).map(String::as_str),
+        );
+        // The remote's files of another spelling that a skipped local file must not remove.
+        let mut kept_twins = BTreeSet::new();
         for (key, content) in local {
             if held.contains_key(&key) {
+                continue;
+            }
+            if let Some((why, twin)) = case_clashes.on_push(&key) {
+                kept_twins.extend(twin);
+                report.skipped.push(Skipped {
+                    file: key,
+                    reason: why,
+                });
                 continue;
             }
             if split_key(&key).is_some_and(|(prefix, _)| unpulled(&prefix))
@@ -737,7 +765,10 @@ impl Engine {
             let unseen = key != MANIFEST
                 && split_key(key)
                     .is_none_or(|(prefix, _)| !units.contains_key(&prefix) || unpulled(&prefix));
-            (skipped.contains(key.as_str()) || theirs_tree.unsynced.contains_key(key) || unseen)
+            (skipped.contains(key.as_str())
+                || kept_twins.contains(key)
+                || theirs_tree.unsynced.contains_key(key)
+                || unseen)
                 .then_some(entry)
         }))?;
         let changed = git.commit_staged("Memory from Engram")?;

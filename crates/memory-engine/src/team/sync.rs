@@ -18,6 +18,10 @@
 //! UTF-8 — is never written into `team/` (a pull names it in `skipped`; the rest syncs) and a
 //! push leaves it on the remote as it is; a local dot-file is never pushed, a local file that
 //! is not UTF-8 is named and skipped.
+//!
+//! Two keys that differ only in case (`Deploy.md`, `deploy.md`) are one file on macOS and
+//! Windows: a pull writes neither over the other and a push adds no second spelling to the
+//! remote; each is named in `skipped` as a case conflict ([`crate::git_repo::CaseClashes`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,7 +36,7 @@ use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 pub use crate::git_repo::parse_remote;
-use crate::git_repo::{git_program, local_files, Git};
+use crate::git_repo::{git_program, local_files, CaseClashes, Git};
 use crate::staging::{ChangeSource, StagedChangeSet};
 
 /// `engram team status --json`.
@@ -185,6 +189,14 @@ impl Engine {
         }
         let mut clean = ChangeSet::new(memory_dir);
         let mut conflicts = ChangeSet::new(memory_dir);
+        let case_clashes = CaseClashes::new(
+            theirs.keys().map(String::as_str),
+            local
+                .files
+                .keys()
+                .chain(local.unreadable.keys())
+                .map(String::as_str),
+        );
         let keys: BTreeSet<&String> = theirs
             .keys()
             .chain(base.keys())
@@ -217,6 +229,13 @@ impl Engine {
                 report.skipped.push(Skipped {
                     file: key.clone(),
                     reason: format!("{secret}: not written"),
+                });
+                continue;
+            }
+            if let Some(why) = case_clashes.on_pull(key, t.is_some()) {
+                report.skipped.push(Skipped {
+                    file: key.clone(),
+                    reason: why,
                 });
                 continue;
             }
@@ -328,8 +347,26 @@ impl Engine {
                 };
             }
         }
+        let case_clashes = CaseClashes::new(
+            theirs_tree.files.keys().map(String::as_str),
+            local
+                .files
+                .keys()
+                .chain(local.unreadable.keys())
+                .map(String::as_str),
+        );
+        // The remote's files of another spelling that a skipped local file must not remove.
+        let mut kept_twins = BTreeSet::new();
         for (key, content) in local.files {
             if held.contains_key(&key) {
+                continue;
+            }
+            if let Some((why, twin)) = case_clashes.on_push(&key) {
+                kept_twins.extend(twin);
+                report.skipped.push(Skipped {
+                    file: key,
+                    reason: why,
+                });
                 continue;
             }
             if let Some(why) = theirs_tree.unsynced.get(&key) {
@@ -365,8 +402,10 @@ impl Engine {
         // does what never syncs (a submodule, a symlink, `.gitattributes`): not ours to remove.
         let skipped: BTreeSet<&str> = report.skipped.iter().map(|s| s.file.as_str()).collect();
         git.keep_in_index(theirs_tree.entries.iter().filter_map(|(key, entry)| {
-            (skipped.contains(key.as_str()) || theirs_tree.unsynced.contains_key(key))
-                .then_some(entry)
+            (skipped.contains(key.as_str())
+                || kept_twins.contains(key)
+                || theirs_tree.unsynced.contains_key(key))
+            .then_some(entry)
         }))?;
         // What this push changes on the remote: the report names those, not every file.
         let changed = git.commit_staged("Team memory from Engram")?;

@@ -258,3 +258,111 @@ fn a_missing_remote_setting_is_a_clear_error() {
     );
     assert!(parse_remote("--upload-pack=evil").is_err());
 }
+
+/// `git ls-tree` of the remote's `main`: the keys it holds.
+fn remote_keys(remote: &Path) -> Vec<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(remote)
+        .args(["ls-tree", "-r", "--name-only", "main"])
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_teammates_file_differing_only_in_case_is_a_reported_conflict_never_an_overwrite() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    let (ada, bo) = (
+        Mate::new(tmp.path(), "ada", &remote),
+        Mate::new(tmp.path(), "bo", &remote),
+    );
+    ada.write("Deploy.md", DEPLOY);
+    ada.push();
+    // Bo wrote his own `deploy.md` meanwhile: on a Mac the two are one file.
+    let bos = "---\nname: deploy\ndescription: bo's notes\ntype: project\n---\nk8s\n";
+    bo.write("deploy.md", bos);
+    let report = bo.pull();
+    let conflict = report
+        .skipped
+        .iter()
+        .find(|s| s.file == "Deploy.md")
+        .unwrap_or_else(|| panic!("the case conflict is reported: {report:?}"));
+    assert!(
+        conflict.reason.contains("\"deploy.md\""),
+        "names Bo's file: {}",
+        conflict.reason
+    );
+    assert_eq!(
+        bo.read("deploy.md").as_deref(),
+        Some(bos),
+        "Bo's file untouched"
+    );
+    let names: Vec<_> = fs::read_dir(bo.memory.join("team"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["deploy.md"], "no second spelling written");
+
+    // Bo's push does not add a second spelling either, and Ada's file stays on the remote.
+    let report = bo.push();
+    assert!(
+        report.skipped.iter().any(|s| s.file == "deploy.md"
+            && s.reason.contains("case conflict")
+            && s.reason.contains("\"Deploy.md\"")),
+        "{report:?}"
+    );
+    assert_eq!(remote_keys(&remote), ["Deploy.md"]);
+}
+
+#[test]
+fn two_spellings_on_the_remote_are_both_reported_and_neither_written() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let remote = bare(tmp.path());
+    // Someone committed both spellings with plain git on a case-sensitive disk.
+    let work = tmp.path().join("work");
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(&work)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .status()
+            .expect("git");
+        assert!(ok.success(), "git {args:?}");
+    };
+    fs::create_dir_all(&work).expect("work");
+    git(&["init", "-q"]);
+    fs::write(work.join("Deploy.md"), DEPLOY).expect("write");
+    fs::write(work.join("deploy.md"), "lower\n").expect("write");
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "both"]);
+    git(&[
+        "push",
+        "-q",
+        &remote.to_string_lossy(),
+        "HEAD:refs/heads/main",
+    ]);
+
+    let bo = Mate::new(tmp.path(), "bo", &remote);
+    let report = bo.pull();
+    for (file, twin) in [("Deploy.md", "deploy.md"), ("deploy.md", "Deploy.md")] {
+        let skipped = report
+            .skipped
+            .iter()
+            .find(|s| s.file == file)
+            .unwrap_or_else(|| panic!("{file} reported: {report:?}"));
+        assert!(
+            skipped.reason.contains(&format!("{twin:?}")),
+            "{}",
+            skipped.reason
+        );
+    }
+    assert_eq!(bo.read("Deploy.md"), None);
+    assert_eq!(bo.read("deploy.md"), None);
+    assert!(report.files.is_empty(), "{report:?}");
+}
