@@ -161,8 +161,10 @@ pub fn folds_case(dir: &Path) -> io::Result<bool> {
         return Ok(folds);
     }
     let (probe, name) = loop {
+        // Named as an atomic write's temp file, so one left by a killed process is found by
+        // lint and removed by fix like theirs (`disk::stray_temp_files`).
         let name = format!(
-            ".engram-case-probe-{}-{}",
+            ".case-probe.engram-{}-{}.tmp",
             std::process::id(),
             PROBES.fetch_add(1, Ordering::Relaxed)
         );
@@ -173,7 +175,7 @@ pub fn folds_case(dir: &Path) -> io::Result<bool> {
             Err(e) => return Err(e),
         }
     };
-    // Nobody else names a file `.ENGRAM-CASE-PROBE-<pid>-<n>`: found, it is the probe itself.
+    // Nobody else names a file `.CASE-PROBE.ENGRAM-<pid>-<n>.TMP`: found, it is the probe.
     let folds = match fs::symlink_metadata(dir.join(name.to_uppercase())) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
