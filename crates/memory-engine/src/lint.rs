@@ -13,6 +13,7 @@
 //! | `long-index-line` | warning | an index line over 150 characters |
 //! | `duplicate-memory` | warning | two memories whose description + body are ≥ 85 % similar (word diff ratio) |
 //! | `secret` | error | a credential (see `secrets.rs`); the message names the rule |
+//! | `case-twin` | warning | two files whose names differ only in case (`Deploy.md`, `deploy.md`): one file on macOS and Windows, so a copy or a sync there keeps only one |
 //!
 //! Every `MEMORY.md` in the dir (the root's, `team/MEMORY.md`, …) is checked, and a topic file
 //! belongs to the nearest index above it. Daily logs (`logs/`) are not topic files: they are only
@@ -27,6 +28,7 @@ use crate::index::{
     self, join_rel, parent_of, INDEX_FILE, MAX_ENTRY_CHARS, MAX_INDEX_BYTES, MAX_INDEX_LINES,
 };
 use crate::memdir::MemoryDir;
+use crate::platform::case::CaseIndex;
 use crate::scan::{self, SCAN_LINE_LIMIT};
 use crate::secrets::{by_line, scan_secrets};
 
@@ -45,6 +47,7 @@ pub const SECRET: &str = "secret";
 pub const INDEX_COMMENT: &str = "index-comment";
 pub const UNREADABLE: &str = "unreadable";
 pub const STRAY_TEMP_FILE: &str = "stray-temp-file";
+pub const CASE_TWIN: &str = "case-twin";
 
 /// Similarity (0–1) from which two memories count as near-duplicates.
 pub const DUPLICATE_THRESHOLD: f32 = 0.85;
@@ -133,6 +136,21 @@ pub fn lint_dir(root: &Path) -> Result<LintReport> {
         }
     }
     findings.extend(duplicates::find_duplicates(&memories));
+    let by_case = CaseIndex::new(files.iter().map(|f| f.rel.as_str()));
+    for file in &files {
+        if let Some(twin) = by_case.twin(&file.rel) {
+            findings.push(finding(
+                CASE_TWIN,
+                Severity::Warning,
+                &file.rel,
+                None,
+                format!(
+                    "differs only in case from {twin:?}: on macOS and Windows they are one file, \
+                     so a copy or a sync of this dir there keeps only one; rename one of them"
+                ),
+            ));
+        }
+    }
     for key in crate::disk::stray_temp_files(root)? {
         let pid = key
             .rsplit('/')
@@ -526,6 +544,46 @@ mod tests {
             .iter()
             .map(|f| (f.rule, f.file.clone(), f.line))
             .collect()
+    }
+
+    /// Platforms row 12: files that differ only in case are one file on macOS and Windows.
+    #[test]
+    fn files_differing_only_in_case_are_named_as_case_twins() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let text = memory("Deploy", "how we deploy", "Fly.io");
+        write(
+            tmp.path(),
+            "MEMORY.md",
+            "- [Deploy](Deploy.md) — how\n- [deploy](deploy.md) — how\n- [other](other.md) — x\n",
+        );
+        write(tmp.path(), "Deploy.md", &text);
+        write(
+            tmp.path(),
+            "deploy.md",
+            &memory("deploy", "k8s notes", "k8s"),
+        );
+        write(tmp.path(), "other.md", &memory("other", "x", "y"));
+        let report = lint_dir(tmp.path()).expect("lint");
+        let twins: Vec<_> = report
+            .findings
+            .iter()
+            .filter(|f| f.rule == CASE_TWIN)
+            .map(|f| {
+                (
+                    f.file.as_str(),
+                    f.severity,
+                    f.message.contains("\"Deploy.md\""),
+                )
+            })
+            .collect();
+        assert_eq!(
+            twins,
+            [
+                ("Deploy.md", Severity::Warning, false),
+                ("deploy.md", Severity::Warning, true)
+            ],
+            "{report:?}"
+        );
     }
 
     #[test]
