@@ -400,7 +400,16 @@ impl MemoryDir {
         opened: Option<&str>,
     ) -> Result<EditOutcome> {
         let set = self.plan_rename_memory(file, new_file, opened)?;
-        let (new_rel, _) = self.resolve(new_file)?;
+        // The new file as the plan spells it: on a case-insensitive volume a folder part may
+        // be spelled as on disk rather than as given.
+        let new_rel = match set
+            .changes
+            .iter()
+            .find(|c| c.before.is_none() && c.after.is_some() && !index::is_index_file(&c.file))
+        {
+            Some(created) => created.file.clone(),
+            None => self.resolve(new_file)?.0,
+        };
         self.apply_edit_set(&set, &new_rel)
     }
 
@@ -1115,6 +1124,20 @@ mod tests {
         assert_eq!(
             fs::read_to_string(fat.path().join("Vision.md")).expect("read"),
             text
+        );
+        // Into a folder given in another case: it is that folder, and the outcome says so.
+        fs::create_dir(fat.path().join("Notes")).expect("mkdir");
+        let outcome = dir
+            .rename_memory("Vision.md", "notes/vision.md", None)
+            .expect("rename into Notes/");
+        assert_eq!(outcome.file, "Notes/vision.md");
+        assert!(
+            outcome
+                .index_line
+                .as_deref()
+                .is_some_and(|line| line.contains("(Notes/vision.md)")),
+            "{:?}",
+            outcome.index_line
         );
     }
 
