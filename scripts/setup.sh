@@ -63,6 +63,8 @@ if $with_tests; then
   packages+=(curl unzip)
   # A real Secret Service (on a private bus) for the API-key keyring test.
   packages+=(gnome-keyring)
+  # A real case-insensitive directory for the case tests: a FAT image through FUSE.
+  packages+=(dosfstools fusefat)
 fi
 if $with_package; then
   # dpkg-shlibdeps reads the packages' dependencies off the binaries.
