@@ -14,9 +14,9 @@
 //! [`missing_library`] asks first, so the app starts without a tray instead, and says so.
 
 use memory_engine::llm::usage::{format_tokens, BudgetStatus};
+use memory_engine::platform::Os;
 use memory_engine::sync::SyncStatus;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
-use memory_engine::platform::Os;
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
 

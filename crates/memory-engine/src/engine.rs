@@ -27,7 +27,7 @@ struct Inner {
     /// The recall corpora of the dirs this process keeps warm.
     warm: crate::corpus::WarmCorpora,
     /// The lowercased texts of the memory files searched lately.
-    search_cache: crate::search::SearchCache,
+    search_cache: crate::text_cache::TextCache,
     /// The local embedding model and its cache, made on first use.
     embeddings: std::sync::OnceLock<Arc<crate::embed::Embeddings>>,
     /// The last server embedding source built from `config.toml` (under a key naming its
@@ -97,8 +97,8 @@ impl Engine {
     /// `$XDG_DATA_HOME/engram`, else `~/.local/share/engram` on Linux (and wherever it already
     /// exists), the OS's own place elsewhere ([`crate::platform::dirs::engram_data_dir`]).
     /// Never inside a memory dir.
-    /// The texts search keeps (see [`crate::search`]).
-    pub(crate) fn search_cache(&self) -> &crate::search::SearchCache {
+    /// The texts search keeps (see [`crate::text_cache`]).
+    pub(crate) fn search_cache(&self) -> &crate::text_cache::TextCache {
         &self.inner.search_cache
     }
 
@@ -222,7 +222,7 @@ impl EngineBuilder {
                 embeddings: std::sync::OnceLock::new(),
                 remote_embedder: std::sync::Mutex::new(None),
                 warm: crate::corpus::WarmCorpora::default(),
-                search_cache: crate::search::SearchCache::default(),
+                search_cache: crate::text_cache::TextCache::default(),
             }),
         };
         let home = engine.engram_home();

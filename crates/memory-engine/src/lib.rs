@@ -56,6 +56,7 @@ pub mod sync;
 pub mod team;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
+pub(crate) mod text_cache;
 pub mod transcript;
 pub mod watch;
 

@@ -17,12 +17,10 @@
 //! changed since. `MEMORY.md` indexes are not memories and are not searched.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -32,13 +30,11 @@ use crate::frontmatter;
 use crate::memory_type::MemoryType;
 use crate::scan::{self, FoundFile, SCAN_LINE_LIMIT};
 use crate::staleness::iso_time;
+use crate::text_cache::TextCache;
 
 /// The most of one file that is searched: memory files are small (team memory caps them at
 /// 250,000 bytes); a giant stray file must not stall the search.
 pub const MAX_READ_BYTES: u64 = 256 * 1024;
-/// Bytes of lowercased text [`SearchCache`] holds at most (a home of 20,000 one-kilobyte memories
-/// is about a third of it); past it the cache starts over.
-const CACHE_BYTES: usize = 64 << 20;
 /// Characters of context in a snippet.
 const SNIPPET_CHARS: usize = 160;
 /// Characters of a snippet shown before the first match.
@@ -197,8 +193,14 @@ impl Engine {
         }
 
         let matched = scan::map_parallel(&files, Vec::new, |buffer, (source, found)| {
-            match_file(found, &terms, phrase.as_deref(), buffer, self.search_cache())
-                .map(|hit| (*source, hit))
+            match_file(
+                found,
+                &terms,
+                phrase.as_deref(),
+                buffer,
+                self.search_cache(),
+            )
+            .map(|hit| (*source, hit))
         });
         let mut hits: Vec<(usize, FileMatch)> = matched.into_iter().flatten().collect();
         hits.sort_by(|(pa, a), (pb, b)| {
@@ -286,55 +288,6 @@ struct FileMatch {
 }
 
 /// Reads `found` into `buffer` and scores it; `None` when some term matches nowhere.
-/// The lowercased text of each file searched before, with the mtime and size it had when listed:
-/// a file whose mtime or size has changed since is read again, never matched from its old text.
-/// (A rewrite keeping both — possible only on file systems with coarse timestamps — is matched
-/// from the old text until the file changes again; the hit itself is always read from disk.)
-#[derive(Debug, Default)]
-pub(crate) struct SearchCache {
-    texts: Mutex<CachedTexts>,
-}
-
-#[derive(Debug, Default)]
-struct CachedTexts {
-    by_path: HashMap<PathBuf, CachedText>,
-    bytes: usize,
-}
-
-#[derive(Debug)]
-struct CachedText {
-    mtime: SystemTime,
-    len: u64,
-    folded: Arc<str>,
-}
-
-impl SearchCache {
-    fn get(&self, found: &FoundFile) -> Option<Arc<str>> {
-        let texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
-        texts
-            .by_path
-            .get(&found.path)
-            .filter(|cached| cached.mtime == found.mtime && cached.len == found.len)
-            .map(|cached| Arc::clone(&cached.folded))
-    }
-
-    fn put(&self, found: &FoundFile, folded: Arc<str>) {
-        let mut texts = self.texts.lock().unwrap_or_else(PoisonError::into_inner);
-        if texts.bytes + folded.len() > CACHE_BYTES {
-            *texts = CachedTexts::default();
-        }
-        texts.bytes += folded.len();
-        let cached = CachedText {
-            mtime: found.mtime,
-            len: found.len,
-            folded,
-        };
-        if let Some(old) = texts.by_path.insert(found.path.clone(), cached) {
-            texts.bytes -= old.folded.len();
-        }
-    }
-}
-
 /// At most [`MAX_READ_BYTES`] of `found`, as text.
 fn read_text(found: &FoundFile, buffer: &mut Vec<u8>) -> Option<String> {
     buffer.clear();
@@ -349,15 +302,15 @@ fn match_file(
     terms: &[Term],
     phrase: Option<&str>,
     buffer: &mut Vec<u8>,
-    cache: &SearchCache,
+    cache: &TextCache,
 ) -> Option<FileMatch> {
     let mut text = None;
-    let folded_text = match cache.get(found) {
+    let folded_text = match cache.get(&found.path, found.mtime, found.len) {
         Some(folded) => folded,
         None => {
             let read = read_text(found, buffer)?;
             let folded: Arc<str> = read.to_lowercase().into();
-            cache.put(found, Arc::clone(&folded));
+            cache.put(&found.path, found.mtime, found.len, Arc::clone(&folded));
             text = Some(read);
             folded
         }
