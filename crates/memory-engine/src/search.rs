@@ -10,11 +10,12 @@
 //! recently modified memory.
 //!
 //! Speed (homes of 20,000 files): the walk collects names, mtimes and sizes only, then each file
-//! is read once (at most [`MAX_READ_BYTES`]) on up to four threads and tested with plain
-//! substring searches on its lowercased text; frontmatter is parsed and a snippet cut only for
-//! files that pass. The lowercased texts are kept by the engine ([`SearchCache`]), so a process
-//! that searches again — the MCP server, the app — reads only the files whose mtime or size
-//! changed since. `MEMORY.md` indexes are not memories and are not searched.
+//! is read once (at most [`MAX_READ_BYTES`]) on up to four threads, its fields lowercased and
+//! scored with plain substring searches; only the hits returned are read again, for their fields
+//! and snippet as they are now. The lowercased fields are kept by the engine
+//! ([`crate::text_cache`]), so a process that searches again — the MCP server, the app — reads
+//! only the files whose mtime or size changed since. `MEMORY.md` indexes are not memories and
+//! are not searched.
 
 use std::cmp::Ordering;
 use std::fs;
@@ -30,7 +31,7 @@ use crate::frontmatter;
 use crate::memory_type::MemoryType;
 use crate::scan::{self, FoundFile, SCAN_LINE_LIMIT};
 use crate::staleness::iso_time;
-use crate::text_cache::TextCache;
+use crate::text_cache::{FoldedFields, TextCache};
 
 /// The most of one file that is searched: memory files are small (team memory caps them at
 /// 250,000 bytes); a giant stray file must not stall the search.
@@ -192,26 +193,35 @@ impl Engine {
             origins.push(source);
         }
 
-        let matched = scan::map_parallel(&files, Vec::new, |buffer, (source, found)| {
-            match_file(
+        // Every file is scored from its kept text where it has not changed; only the hits
+        // returned are read again, for their fields and snippet as they are now.
+        let scores = scan::map_parallel(&files, Vec::new, |buffer, (_, found)| {
+            score_file(
                 found,
                 &terms,
                 phrase.as_deref(),
                 buffer,
                 self.search_cache(),
             )
-            .map(|hit| (*source, hit))
         });
-        let mut hits: Vec<(usize, FileMatch)> = matched.into_iter().flatten().collect();
-        hits.sort_by(|(pa, a), (pb, b)| {
-            b.score
-                .partial_cmp(&a.score)
+        let mut scored: Vec<(&(usize, FoundFile), f64)> = files
+            .iter()
+            .zip(scores)
+            .filter_map(|(file, score)| Some((file, score?)))
+            .collect();
+        scored.sort_by(|((pa, a), sa), ((pb, b), sb)| {
+            sb.partial_cmp(sa)
                 .unwrap_or(Ordering::Equal)
                 .then_with(|| b.mtime.cmp(&a.mtime))
                 .then_with(|| pa.cmp(pb))
-                .then_with(|| a.file.cmp(&b.file))
+                .then_with(|| a.rel.cmp(&b.rel))
         });
-        hits.truncate(options.limit);
+        // A hit gone or unreadable since it was scored is left out; the next one takes its place.
+        let hits: Vec<(usize, FileMatch)> = scored
+            .into_iter()
+            .filter_map(|((source, found), score)| Some((*source, read_hit(found, &terms, score)?)))
+            .take(options.limit)
+            .collect();
 
         // The working directory costs a few transcript reads: only for projects with hits.
         let mut paths: Vec<Option<Option<PathBuf>>> = vec![None; origins.len()];
@@ -287,7 +297,6 @@ struct FileMatch {
     score: f64,
 }
 
-/// Reads `found` into `buffer` and scores it; `None` when some term matches nowhere.
 /// At most [`MAX_READ_BYTES`] of `found`, as text.
 fn read_text(found: &FoundFile, buffer: &mut Vec<u8>) -> Option<String> {
     buffer.clear();
@@ -297,65 +306,48 @@ fn read_text(found: &FoundFile, buffer: &mut Vec<u8>) -> Option<String> {
     Some(String::from_utf8_lossy(buffer).into_owned())
 }
 
-fn match_file(
+/// A memory file's searchable fields, lowercased.
+fn folded_fields(text: &str) -> FoldedFields {
+    let document = frontmatter::parse_document_within(text, Some(SCAN_LINE_LIMIT));
+    let fm = document.frontmatter;
+    let fold = |field: Option<String>| field.as_deref().map(str::to_lowercase).unwrap_or_default();
+    FoldedFields {
+        name: fold(fm.name),
+        description: fold(fm.description),
+        body: document.body.to_lowercase(),
+    }
+}
+
+/// `found`'s score for `terms` (`None` when some term matches nowhere), from its kept fields
+/// when it has not changed since, else read now (and kept).
+fn score_file(
     found: &FoundFile,
     terms: &[Term],
     phrase: Option<&str>,
     buffer: &mut Vec<u8>,
     cache: &TextCache,
-) -> Option<FileMatch> {
-    let mut text = None;
-    let folded_text = match cache.get(&found.path, found.mtime, found.len) {
-        Some(folded) => folded,
+) -> Option<f64> {
+    let fields = match cache.get(&found.path, found.mtime, found.len) {
+        Some(fields) => fields,
         None => {
-            let read = read_text(found, buffer)?;
-            let folded: Arc<str> = read.to_lowercase().into();
-            cache.put(&found.path, found.mtime, found.len, Arc::clone(&folded));
-            text = Some(read);
-            folded
+            let fields = Arc::new(folded_fields(&read_text(found, buffer)?));
+            cache.put(&found.path, found.mtime, found.len, Arc::clone(&fields));
+            fields
         }
     };
     let folded_file = found.rel.to_lowercase();
-    // Cheap rejection first: a term found neither in the file's text nor its name cannot match
-    // any field.
-    if !terms
-        .iter()
-        .all(|t| folded_text.contains(t.as_str()) || folded_file.contains(t.as_str()))
-    {
-        return None;
-    }
-
-    // A hit is read from disk even when its text was cached: fields and snippet as they are now.
-    let text = match text {
-        Some(text) => text,
-        None => read_text(found, buffer)?,
-    };
-    let document = frontmatter::parse_document_within(&text, Some(SCAN_LINE_LIMIT));
-    let fm = document.frontmatter;
-    let folded_name = fm
-        .name
-        .as_deref()
-        .map(str::to_lowercase)
-        .unwrap_or_default();
-    let folded_description = fm
-        .description
-        .as_deref()
-        .map(str::to_lowercase)
-        .unwrap_or_default();
-    let folded_body = document.body.to_lowercase();
-
     let mut score = 0.0;
     for term in terms {
         let term = term.as_str();
-        let body_count = folded_body.matches(term).count();
+        let body_count = fields.body.matches(term).count();
         let mut term_score = 0.0;
-        if folded_name.contains(term) {
+        if fields.name.contains(term) {
             term_score += NAME_WEIGHT;
         }
         if folded_file.contains(term) {
             term_score += FILE_WEIGHT;
         }
-        if folded_description.contains(term) {
+        if fields.description.contains(term) {
             term_score += DESCRIPTION_WEIGHT;
         }
         if body_count > 0 {
@@ -369,16 +361,23 @@ fn match_file(
     }
     if let Some(phrase) = phrase {
         score += [
-            (&folded_name, NAME_WEIGHT),
-            (&folded_description, DESCRIPTION_WEIGHT),
-            (&folded_body, BODY_WEIGHT),
+            (&fields.name, NAME_WEIGHT),
+            (&fields.description, DESCRIPTION_WEIGHT),
+            (&fields.body, BODY_WEIGHT),
         ]
         .into_iter()
         .filter(|(field, _)| field.contains(phrase))
         .map(|(_, weight)| weight / 2.0)
         .sum::<f64>();
     }
+    Some(score)
+}
 
+/// A hit as it is on disk now: its fields, and a snippet around the first term in its body.
+fn read_hit(found: &FoundFile, terms: &[Term], score: f64) -> Option<FileMatch> {
+    let text = read_text(found, &mut Vec::new())?;
+    let document = frontmatter::parse_document_within(&text, Some(SCAN_LINE_LIMIT));
+    let fm = document.frontmatter;
     let snippet = terms
         .iter()
         .filter_map(|t| find_folded(&document.body, t))
@@ -386,7 +385,6 @@ fn match_file(
         .map(|at| snippet_around(&document.body, at))
         .or_else(|| fm.description.as_deref().map(|d| snippet_around(d, 0)))
         .unwrap_or_else(|| snippet_around(&document.body, 0));
-
     Some(FileMatch {
         file: found.rel.clone(),
         mtime: found.mtime,
