@@ -166,8 +166,9 @@ pub fn report(engine: &Engine, message: &str) {
 
 /// Adds the tray icon where the system can show one. Where its library is missing (building the
 /// tray would panic) or building it fails, the app runs without it — closing the window then
-/// quits — and says why on stderr, in the app's log and in the window ([`AppState::no_tray`]). A desktop without a
-/// tray host (some Linux sessions, Xvfb) builds the tray fine and simply does not show it.
+/// quits — and says why on stderr, in the app's log and in the window ([`AppState::no_tray`]).
+/// A desktop without a tray host (some Linux sessions, Xvfb) builds the tray fine and simply
+/// does not show it.
 fn install_tray<R: Runtime>(app: &tauri::AppHandle<R>) {
     let why = match tray::missing_library() {
         Some(why) => why,
