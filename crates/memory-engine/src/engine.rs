@@ -31,8 +31,9 @@ struct Inner {
     /// The local embedding model and its cache, made on first use.
     embeddings: std::sync::OnceLock<Arc<crate::embed::Embeddings>>,
     /// The last server embedding source built from `config.toml` (under a key naming its
-    /// settings), kept for its cache.
-    remote_embedder: std::sync::Mutex<Option<(String, Arc<dyn crate::embed::Embedder>)>>,
+    /// settings), kept for its cache. Its type is the llm room's (`RemoteEmbeddings`), which
+    /// this room does not import.
+    remote_embedder: std::sync::Mutex<Option<(String, Arc<dyn std::any::Any + Send + Sync>)>>,
 }
 
 impl Engine {
@@ -127,22 +128,29 @@ impl Engine {
     }
 
     /// The server embedding source kept under `key`, else the one `make` builds (then kept).
-    pub(crate) fn remote_embedder(
+    pub(crate) fn remote_embedder<T: Send + Sync + 'static>(
         &self,
         key: &str,
-        make: impl FnOnce() -> crate::error::Result<Arc<dyn crate::embed::Embedder>>,
-    ) -> crate::error::Result<Arc<dyn crate::embed::Embedder>> {
+        make: impl FnOnce() -> crate::error::Result<Arc<T>>,
+    ) -> crate::error::Result<Arc<T>> {
         let mut kept = self
             .inner
             .remote_embedder
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some((_, embedder)) = kept.as_ref().filter(|(k, _)| k == key) {
-            return Ok(Arc::clone(embedder));
+        let found = kept
+            .as_ref()
+            .filter(|(k, _)| k == key)
+            .and_then(|(_, source)| Arc::clone(source).downcast::<T>().ok());
+        if let Some(source) = found {
+            return Ok(source);
         }
-        let embedder = make()?;
-        *kept = Some((key.to_owned(), Arc::clone(&embedder)));
-        Ok(embedder)
+        let source = make()?;
+        *kept = Some((
+            key.to_owned(),
+            Arc::clone(&source) as Arc<dyn std::any::Any + Send + Sync>,
+        ));
+        Ok(source)
     }
 
     pub fn engram_home(&self) -> PathBuf {

@@ -17,6 +17,7 @@ use std::time::SystemTime;
 
 use crate::engine::Engine;
 use crate::error::{Error, IoResultExt, Result};
+use crate::llm::{Caller, ModelJob};
 use crate::paths::sanitize_path;
 use crate::platform::Os;
 use crate::staleness::iso_time;
@@ -707,7 +708,10 @@ impl Engine {
         progress: &dyn Fn(EmbedAllProgress),
     ) -> Result<EmbedAllReport> {
         let started = std::time::Instant::now();
-        let embedder = self.embedder_in(&self.load_config()?)?;
+        // Vectors for recall; when a server computes them, logged for no one project (one
+        // source for the run: building one per project would read the keyring each time).
+        let embedder =
+            self.embedder_in(&self.load_config()?, &Caller::new(ModelJob::Recall, ""))?;
         let projects: Vec<ProjectSummary> = self
             .list_projects()?
             .into_iter()

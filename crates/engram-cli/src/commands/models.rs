@@ -15,7 +15,7 @@ use std::io::Write;
 use memory_engine::config::LlmOverrides;
 use memory_engine::corpus::{embed_dir, EmbedProgress};
 use memory_engine::embed::LOCAL_MODEL;
-use memory_engine::llm::{CancellationToken, ProviderKind};
+use memory_engine::llm::{Caller, CancellationToken, ModelJob, ProviderKind};
 use memory_engine::Result;
 
 use super::recall::runtime;
@@ -62,7 +62,10 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
                 installed: engine.embeddings().is_installed(),
                 dir: dir.display().to_string(),
                 cached_vectors: engine.embeddings().cache()?.len(),
-                source: engine.embedder_in(&config)?.id().to_owned(),
+                source: engine
+                    .embedder_in(&config, &Caller::new(ModelJob::Recall, ""))?
+                    .id()
+                    .to_owned(),
                 provider: in_force.provider,
                 provider_reason: in_force.provider_reason,
             };
@@ -122,7 +125,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         }
         ModelsCommand::Embed => {
             let memory_dir = context.existing_memory_dir()?;
-            let embedder = engine.embedder_in(&engine.load_config()?)?;
+            let project = memory_engine::paths::project_of(memory_dir.root());
+            let caller = Caller::new(ModelJob::Recall, project);
+            let embedder = engine.embedder_in(&engine.load_config()?, &caller)?;
             let progress = |p: EmbedProgress| {
                 let line = format!(
                     "\rembedding with {}: {} of {} memories",

@@ -360,3 +360,117 @@ fn a_process_that_does_not_read_the_keyring_does_without_the_model_and_says_why(
     );
     assert!(server.requests().is_empty(), "the model was never asked");
 }
+
+/// `[llm] embeddings = "openai"`: a server's sentence vectors may be billed, so recall's
+/// requests for them are logged under the recall job and the dir's project, and refused once
+/// the daily budget is reached (recall then ranks lexically and says so). Vectors already in the
+/// cache cost nothing and are not logged.
+#[test]
+fn a_servers_sentence_vectors_are_logged_for_recall_and_held_to_the_budget() {
+    let s = Sandbox::in_project("usage-embeddings").with_engram_home();
+    let dir = s.memory_dir();
+    fs::create_dir_all(&dir).expect("memory dir");
+    for (file, name, description) in [
+        (
+            "project_releases.md",
+            "Releases",
+            "Releases are cut on Thursdays with cargo-release",
+        ),
+        (
+            "feedback_tests.md",
+            "Tests",
+            "Integration tests must hit a real database",
+        ),
+    ] {
+        fs::write(
+            dir.join(file),
+            format!("---\nname: {name}\ndescription: {description}\ntype: project\n---\n{description}.\n"),
+        )
+        .expect("memory");
+    }
+    // Each text's vector is its length and its count of the letter e: enough to rank by.
+    let server = ScriptedServer::handler(|request, _| {
+        let body = request.json();
+        let inputs = body["input"].as_array().expect("input list");
+        let data: Vec<Value> = inputs
+            .iter()
+            .enumerate()
+            .map(|(index, text)| {
+                let text = text.as_str().expect("text");
+                let vector = [text.len() as f64, text.matches('e').count() as f64 + 1.0];
+                json!({"object": "embedding", "index": index, "embedding": vector})
+            })
+            .collect();
+        Reply::json(json!({
+            "object": "list",
+            "data": data,
+            "model": "text-embedding-3-small-answered",
+            "usage": {"prompt_tokens": 7 * inputs.len(), "total_tokens": 7 * inputs.len()},
+        }))
+    });
+    let config = |budget: &str| {
+        format!(
+            "[llm]\nprovider = \"local\"\nembeddings = \"openai\"\nmax_retries = 0\n\n[llm.openai]\nbase_url = \"{}/v1\"\n{budget}",
+            server.url()
+        )
+    };
+    fs::create_dir_all(s.engram_home()).expect("data dir");
+    fs::write(s.engram_home().join("config.toml"), config("")).expect("config");
+    let recall = |query: &str| {
+        let mut command = s.command(&["recall", query, "--json", "--report"]);
+        command.env("OPENAI_API_KEY", "sk-embed");
+        json_of(command)
+    };
+
+    let report = recall("when are releases cut");
+    assert_eq!(report["provider"], "local", "{report}");
+    assert!(report["degraded"].is_null(), "{report}");
+    let asked: usize = server
+        .requests()
+        .iter()
+        .map(|r| r.json()["input"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(
+        asked, 43,
+        "two memories, the prompt and the gate's 40 unrelated texts"
+    );
+    let rows = s.json(&["usage"]);
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    assert_eq!(
+        rows[0]["project"],
+        memory_engine::paths::sanitize_path(&cwd.to_string_lossy())
+    );
+    assert_eq!(rows[0]["job"], "recall");
+    assert_eq!(rows[0]["provider"], "openai");
+    assert_eq!(rows[0]["model"], "text-embedding-3-small-answered");
+    assert_eq!(rows[0]["inputTokens"], 7 * 43);
+    assert_eq!(rows[0]["outputTokens"], 0);
+    assert_eq!(rows[0]["calls"], server.requests().len());
+
+    // The same prompt again: every vector is cached, nothing is asked or logged.
+    let sent = server.requests().len();
+    recall("when are releases cut");
+    assert_eq!(server.requests().len(), sent);
+    assert_eq!(s.json(&["usage"])[0]["inputTokens"], 7 * 43);
+
+    // Over the budget, a new prompt's vector is not asked for: recall ranks by words.
+    fs::write(
+        s.engram_home().join("config.toml"),
+        config("\n[budget]\ndaily_tokens = 300\n"),
+    )
+    .expect("config");
+    let report = recall("which database do the integration tests hit");
+    assert_eq!(server.requests().len(), sent, "nothing was sent");
+    let degraded = report["degraded"].as_str().expect("degraded");
+    assert!(
+        degraded.starts_with("the daily token budget is reached: 301 of 300 tokens used today")
+            && degraded.ends_with("ranked lexically"),
+        "{degraded}"
+    );
+    assert_eq!(
+        report["results"][0]["file"], "feedback_tests.md",
+        "{report}"
+    );
+}

@@ -309,7 +309,9 @@ impl Engine {
             task,
             held,
             embedder: match provider {
-                ProviderKind::Local => Some(self.embedder_in(&config)?),
+                ProviderKind::Local => {
+                    Some(self.embedder_in(&config, &Caller::new(ModelJob::Dream, &target.project))?)
+                }
                 _ => None,
             },
             client: model.client,

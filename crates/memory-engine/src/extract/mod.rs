@@ -401,13 +401,10 @@ impl Engine {
             );
         }
         let config = self.load_config()?;
-        let model = self.llm_client_in(
-            &config,
-            &options.llm,
-            &Caller::new(ModelJob::Extract, &project),
-        )?;
+        let caller = Caller::new(ModelJob::Extract, &project);
+        let model = self.llm_client_in(&config, &options.llm, &caller)?;
         let embedder = match model.settings.provider {
-            ProviderKind::Local => Some(self.embedder_in(&config)?),
+            ProviderKind::Local => Some(self.embedder_in(&config, &caller)?),
             _ => None,
         };
         // Over the daily budget (or without the key in this process) the rules extract instead,

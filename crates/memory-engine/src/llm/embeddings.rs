@@ -6,6 +6,12 @@
 //! Callers are blocking (the corpus, the dream planner), the HTTP client is async: each call
 //! runs its requests on this source's own single-threaded runtime, from a fresh thread, so it
 //! works from any thread, inside another runtime's blocking pool or outside every runtime.
+//!
+//! A server's vectors may be billed (OpenAI's are), so they are model calls like any other: the
+//! source is only reachable as [`MeteredEmbeddings`], built for one [`Caller`] — each request
+//! for vectors the cache lacks is held to the daily budget first and logged after, under the
+//! caller's job and project ([`super::usage`]). Vectors found in the cache cost nothing and are
+//! not logged.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,9 +19,11 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::openai::{OpenAiEmbeddings, EMBEDDING_BATCH};
-use super::ClientOptions;
+use super::openai::{Embedded, OpenAiEmbeddings, EMBEDDING_BATCH};
+use super::usage::Caller;
+use super::{ClientOptions, ProviderKind, Usage};
 use crate::embed::{normalize, through_cache, Embedder, EmbeddingCache};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 
 #[derive(Debug)]
@@ -60,16 +68,24 @@ impl RemoteEmbeddings {
         })
     }
 
-    /// Asks the server for `texts`' vectors, [`EMBEDDING_BATCH`] at a time, normalised.
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    /// Asks the server for `texts`' vectors, [`EMBEDDING_BATCH`] at a time, normalised; the
+    /// usage is the batches' summed.
+    fn request(&self, texts: &[&str]) -> Result<Embedded> {
         let cancel = CancellationToken::new();
         let work = async {
-            let mut vectors = Vec::with_capacity(texts.len());
+            let mut answer = Embedded {
+                vectors: Vec::with_capacity(texts.len()),
+                usage: Usage::default(),
+                model: String::new(),
+            };
             for batch in texts.chunks(EMBEDDING_BATCH) {
-                vectors.extend(self.client.embed(batch, &cancel).await?);
+                let batch = self.client.embed(batch, &cancel).await?;
+                answer.vectors.extend(batch.vectors);
+                answer.usage += batch.usage;
+                answer.model = batch.model;
             }
-            vectors.iter_mut().for_each(|v| normalize(v));
-            Ok::<_, Error>(vectors)
+            answer.vectors.iter_mut().for_each(|v| normalize(v));
+            Ok::<_, Error>(answer)
         };
         let runtime = self.runtime.as_ref().expect("the runtime lives until drop");
         std::thread::scope(|scope| {
@@ -81,16 +97,54 @@ impl RemoteEmbeddings {
     }
 }
 
-impl Embedder for RemoteEmbeddings {
+/// A server's vectors for one [`Caller`]: what the cache lacks is asked for only under the
+/// daily budget, and every answered request is logged (see the module doc).
+#[derive(Debug)]
+pub struct MeteredEmbeddings {
+    source: Arc<RemoteEmbeddings>,
+    engine: Engine,
+    caller: Caller,
+    daily_tokens: Option<u64>,
+}
+
+impl MeteredEmbeddings {
+    pub fn new(
+        source: Arc<RemoteEmbeddings>,
+        engine: Engine,
+        caller: Caller,
+        daily_tokens: Option<u64>,
+    ) -> MeteredEmbeddings {
+        MeteredEmbeddings {
+            source,
+            engine,
+            caller,
+            daily_tokens,
+        }
+    }
+}
+
+impl Embedder for MeteredEmbeddings {
     fn id(&self) -> &str {
-        &self.id
+        &self.source.id
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        through_cache(&self.cache, texts, |missing| self.request(missing))
+        through_cache(&self.source.cache, texts, |missing| {
+            self.engine.refuse_over_budget(self.daily_tokens)?;
+            let answer = self.source.request(missing)?;
+            // The model that answered, as the server names it: that is what is billed.
+            let model = if answer.model.is_empty() {
+                &self.source.client.options().model
+            } else {
+                &answer.model
+            };
+            self.engine
+                .record_usage(&self.caller, ProviderKind::OpenAi, model, &answer.usage)?;
+            Ok(answer.vectors)
+        })
     }
 
     fn is_cached(&self, text: &str) -> bool {
-        self.cache.contains(text)
+        self.source.cache.contains(text)
     }
 }

@@ -105,11 +105,12 @@ impl OpenAiEmbeddings {
         &self.endpoint.options
     }
 
-    /// One vector per text, in order, as the server computed them (not normalised).
-    pub async fn embed(&self, texts: &[&str], cancel: &CancellationToken) -> Result<Vec<Vec<f32>>> {
+    /// One vector per text, in order, as the server computed them (not normalised), and what
+    /// the call cost.
+    pub async fn embed(&self, texts: &[&str], cancel: &CancellationToken) -> Result<Embedded> {
         let options = &self.endpoint.options;
         let body = json!({ "model": options.model, "input": texts });
-        let vectors = self
+        let embedded = self
             .endpoint
             .post(
                 "openai embeddings",
@@ -119,21 +120,32 @@ impl OpenAiEmbeddings {
                 cancel,
             )
             .await?;
-        if vectors.len() != texts.len() {
+        if embedded.vectors.len() != texts.len() {
             return Err(crate::error::Error::Llm(format!(
                 "openai embeddings ({}): {} vectors for {} texts",
                 options.base_url,
-                vectors.len(),
+                embedded.vectors.len(),
                 texts.len()
             )));
         }
-        Ok(vectors)
+        Ok(embedded)
     }
 }
 
-/// The vectors of an `/embeddings` answer (`{"data": [{"index", "embedding": [f32…]}…]}`), in
-/// input order whatever order `data` lists them in.
-pub fn parse_embeddings(body: &[u8]) -> std::result::Result<Vec<Vec<f32>>, String> {
+/// An `/embeddings` answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedded {
+    /// In input order.
+    pub vectors: Vec<Vec<f32>>,
+    /// `usage.prompt_tokens` as input tokens (0 when the server does not say), one call.
+    pub usage: Usage,
+    /// The model that answered, as the server names it (empty when it does not say).
+    pub model: String,
+}
+
+/// An `/embeddings` answer (`{"data": [{"index", "embedding": [f32…]}…], "model",
+/// "usage": {"prompt_tokens"}}`), its vectors in input order whatever order `data` lists them in.
+pub fn parse_embeddings(body: &[u8]) -> std::result::Result<Embedded, String> {
     let answer = answer_json(body)?;
     let data = answer
         .get("data")
@@ -170,7 +182,18 @@ pub fn parse_embeddings(body: &[u8]) -> std::result::Result<Vec<Vec<f32>>, Strin
             }
         }
     }
-    Ok(vectors.into_iter().flatten().collect())
+    Ok(Embedded {
+        vectors: vectors.into_iter().flatten().collect(),
+        usage: Usage {
+            input_tokens: answer
+                .pointer("/usage/prompt_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            calls: 1,
+            ..Usage::default()
+        },
+        model: answer_model(&answer),
+    })
 }
 
 /// The JSON body of a chat-completions request.

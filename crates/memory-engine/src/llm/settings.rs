@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::anthropic::{self, AnthropicClient};
-use super::embeddings::RemoteEmbeddings;
+use super::embeddings::{MeteredEmbeddings, RemoteEmbeddings};
 use super::openai::{self, OpenAiClient};
 use super::usage::{BudgetStatus, Caller};
 use super::{keys, Client, ClientOptions, ProviderKind, RetryPolicy};
@@ -114,10 +114,11 @@ impl Engine {
     }
 
     /// Where sentence vectors come from under `config`: the local model, or `[llm.openai]`'s
-    /// `/embeddings` (`[llm] embeddings = "openai"`, base URL and key as the chat client's).
-    /// Nothing is loaded or sent yet. Reads the keyring for an OpenAI key: call from a blocking
-    /// context.
-    pub fn embedder_in(&self, config: &Config) -> Result<Arc<dyn Embedder>> {
+    /// `/embeddings` (`[llm] embeddings = "openai"`, base URL and key as the chat client's),
+    /// its requests held to the daily budget and logged for `caller`
+    /// ([`MeteredEmbeddings`]). Nothing is loaded or sent yet. Reads the keyring for an OpenAI
+    /// key: call from a blocking context.
+    pub fn embedder_in(&self, config: &Config, caller: &Caller) -> Result<Arc<dyn Embedder>> {
         match config.llm.embeddings.unwrap_or_default() {
             EmbeddingSource::Local => Ok(Arc::clone(self.embeddings()) as Arc<dyn Embedder>),
             EmbeddingSource::OpenAi => {
@@ -147,9 +148,15 @@ impl Engine {
                 // Kept per settings and key, so its cache is read once per process.
                 let key = format!("{:?}|{:?}", options, options.api_key.as_deref().map(digest));
                 let home = self.engram_home();
-                self.remote_embedder(&key, || {
-                    Ok(Arc::new(RemoteEmbeddings::new(options, &home)?) as Arc<dyn Embedder>)
-                })
+                let source = self.remote_embedder(&key, || {
+                    Ok(Arc::new(RemoteEmbeddings::new(options, &home)?))
+                })?;
+                Ok(Arc::new(MeteredEmbeddings::new(
+                    source,
+                    self.clone(),
+                    caller.clone(),
+                    config.budget.daily_tokens,
+                )))
             }
         }
     }

@@ -9,15 +9,19 @@
 //!   an edit by hand) is skipped and reported, never fatal.
 //! - **No call site can forget it.** [`Engine::llm_client_for`] is the only way to a model
 //!   client, and it hands out [`Metered`] clients, built for one [`Caller`] (the job and the
-//!   project): the wrapper checks the budget before and logs after every `complete`. A log that
-//!   cannot be written fails the call (naming the file): spending that is not counted would slip
-//!   past the budget.
+//!   project): the wrapper checks the budget before and logs after every `complete`. A server's
+//!   sentence vectors (`[llm] embeddings = "openai"`) are reached the same way, through
+//!   [`Engine::embedder_in`] and [`super::embeddings::MeteredEmbeddings`], logged under the job
+//!   that wanted them. A log that cannot be written fails the call (naming the file): spending
+//!   that is not counted would slip past the budget.
 //! - **The budget**, `[budget] daily_tokens` (absent: none). When today's total (input, output,
 //!   cache creation and cache read tokens of every job and project) is at or over it, every
 //!   metered call is refused with [`Error::BudgetReached`]. The jobs look first
 //!   ([`ModelClient::over_budget`]) so they can do without: a dream is skipped
 //!   (`blockedBy: "budget"`, even forced), extraction and session memory run offline and say so,
-//!   recall ranks locally or offline and says so. A call that starts under the budget may finish
+//!   recall ranks locally or offline and says so; a server's vectors are refused too (recall
+//!   then ranks lexically and says so, a dream and extraction find near-duplicates by their words
+//!   only). A call that starts under the budget may finish
 //!   over it: what a call spends is only known when it answers, and a job's calls are checked
 //!   one by one. The connection test is logged but not held to the budget (a person checking
 //!   settings is not model work).
@@ -305,6 +309,20 @@ impl Engine {
         written
     }
 
+    /// [`Error::BudgetReached`] when today's tokens are at or over `daily_tokens` (`None`: no
+    /// budget). Blocking: reads what was appended to today's log since the last look.
+    pub(crate) fn refuse_over_budget(&self, daily_tokens: Option<u64>) -> Result<()> {
+        if daily_tokens.is_none() {
+            return Ok(());
+        }
+        let today = self.today();
+        let status = BudgetStatus::new(today, self.tokens_on(today)?, daily_tokens);
+        if status.reached {
+            return Err(status.error());
+        }
+        Ok(())
+    }
+
     /// Today's tokens against `config`'s budget.
     pub fn budget_in(&self, config: &Config) -> Result<BudgetStatus> {
         let today = self.today();
@@ -519,20 +537,10 @@ impl Metered {
         request: &Request,
         cancel: &CancellationToken,
     ) -> Result<Response> {
-        if let Some(limit) = self.daily_tokens {
+        if self.daily_tokens.is_some() {
             let engine = self.engine.clone();
-            let status = blocking(move || {
-                let today = engine.today();
-                Ok(BudgetStatus::new(
-                    today,
-                    engine.tokens_on(today)?,
-                    Some(limit),
-                ))
-            })
-            .await?;
-            if status.reached {
-                return Err(status.error());
-            }
+            let daily_tokens = self.daily_tokens;
+            blocking(move || engine.refuse_over_budget(daily_tokens)).await?;
         }
         let response = self.inner.complete(request, cancel).await?;
         let engine = self.engine.clone();

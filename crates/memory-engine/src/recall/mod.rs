@@ -452,7 +452,7 @@ impl Engine {
             });
         }
         let selector = match (model.settings.provider, model.client) {
-            (ProviderKind::Local, _) => Selector::Semantic(self.embedder_in(config)?),
+            (ProviderKind::Local, _) => Selector::Semantic(self.embedder_in(config, &caller)?),
             (_, Some(client)) => Selector::Model(client),
             (_, None) => Selector::Lexical,
         };
