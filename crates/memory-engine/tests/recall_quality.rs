@@ -98,7 +98,7 @@ async fn ordinary_questions_inject_nothing_offline() {
         let text = silence_report(&format!("offline, {half}"), &silence);
         println!("{text}");
         assert!(silence.pairs >= 200, "{text}");
-        assert!(silence.rate() <= 0.12, "{text}");
+        assert!(silence.rate() <= 0.15, "{text}");
     }
     let pipefail = fx
         .engine
@@ -121,7 +121,7 @@ async fn ordinary_questions_inject_nothing_offline() {
         .expect("the word `script` matched");
     assert_eq!(
         script.verdict,
-        "shares 1 of the prompt's 5 words (16 % of its weight); needs 2 words and 20 %, or 40 % \
+        "shares 1 of the prompt's 5 words (16 % of its weight); needs 2 words and 15 %, or 40 % \
          alone"
     );
     assert!(
@@ -188,7 +188,7 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     println!("{text}");
-    assert!(measured.overall.recall_at_5 >= 0.83, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
     assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
     assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
     assert_eq!(
@@ -198,7 +198,7 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let heldout = recall_set::measure(&engine, Path::new(HELDOUT_SET), &local).await;
     let text = report("local, held out", &heldout);
     println!("{text}");
-    assert!(heldout.overall.recall_at_5 >= 0.8, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.85, "{text}");
     assert!(
         heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
         "{text}"
@@ -255,7 +255,7 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     for (half, silence) in silences(&engine, &local).await {
         let text = silence_report(&format!("local, {half}"), &silence);
         println!("{text}");
-        assert!(silence.rate() <= 0.1, "{text}");
+        assert!(silence.rate() <= 0.15, "{text}");
     }
     let report = engine
         .recall(

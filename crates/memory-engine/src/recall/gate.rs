@@ -8,10 +8,10 @@
 //! a chance overlap rarely gives:
 //!
 //! - **offline** ([`LexicalEvidence`]): a memory must share at least two of the prompt's
-//!   distinct words and cover 20 % of its weight (each word weighs its IDF, a word no memory has
+//!   distinct words and cover 15 % of its weight (each word weighs its IDF, a word no memory has
 //!   weighing the most: the prompt's rare vocabulary), or cover 40 % with one word (a prompt of
-//!   one or two words). One shared word in a
-//!   longer prompt is what unrelated prompts have in common with a memory dir: on the 70 tuning
+//!   one or two words). One shared word in a longer prompt is what unrelated prompts have in
+//!   common with a memory dir: on the 70 tuning
 //!   questions of `bench/recall-questions.toml`, 382 of the 415 memory matches were one word;
 //!   on the labeled set, 8 of the 72 relevant memories were.
 //! - **local** ([`Calibration`]): similarity means different things for different models, so
@@ -22,7 +22,7 @@
 //!   commits?") is near any project's memories and near ordinary requests alike, a prompt about
 //!   the project is near its memories only. A memory's *strength* is how many σ its similarity
 //!   stands above that baseline. The prompt is about the dir when its strongest memory reaches
-//!   3.625σ; then every memory reaching 1.5σ is related (a prompt that is about the dir brings
+//!   3.5σ; then every memory reaching 1.5σ is related (a prompt that is about the dir brings
 //!   its weaker matches along, a prompt that is not brings none). Two more kinds of evidence are
 //!   measured and count 0σ as chosen ([`Bars::CHOSEN`] says why): the words a memory shares
 //!   with the prompt ([`Bars::lexical_agreement`]), and the prompt's *known share*, the share
@@ -65,12 +65,15 @@ pub struct Bars {
 }
 
 impl Bars {
-    /// On the tuning half of the questions and `bench/recall-set`: offline, 23 of 210
-    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.56 (0.65); local, 20 of
-    /// 210 (60 %) at 0.85 (0.90). Bars that silence more cost recall faster (`make bench`).
+    /// On the tuning half of the questions and `bench/recall-set`: offline, 27 of 210
+    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.57 (0.65); local, 26 of
+    /// 210 (60 %) at 0.88 (0.90). Bars that silence more cost recall faster (`make bench`).
     ///
-    /// Local, the bar was chosen as the one finding the most on the tuning set with at most
-    /// 10 % of its questions injecting, on a grid of 0.125σ. Measured from the model's mean for
+    /// Each provider's bars are the ones finding the most on the tuning set with at most 15 %
+    /// of its (question, dir) pairs injecting — under the one nothing-relevant prompt in six
+    /// that may get a memory, with room for prompts unlike ours — on a grid of 0.125σ and of
+    /// 5 points of coverage. (At most 10 %, the first choice, local stood at 3.625σ: 0.85
+    /// tuning, 0.84 held out.) Measured from the model's mean for
     /// unrelated pairs (the first pass), the gate found 0.79 with 10 of 210 injecting; the
     /// prompt's known share at 1.5σ found 0.82 with 18 — measured from the prompt's own
     /// baseline it adds nothing at that share of questions, nor do shared words (3σ per unit
@@ -82,9 +85,9 @@ impl Bars {
     /// (`docs/reliability.md`, limits).
     pub const CHOSEN: Bars = Bars {
         min_words: 2,
-        min_coverage: 0.2,
+        min_coverage: 0.15,
         alone_coverage: 0.4,
-        prompt: 3.625,
+        prompt: 3.5,
         memory: 1.5,
         lexical_agreement: 0.0,
         in_domain: 0.0,
@@ -401,14 +404,14 @@ mod tests {
         );
         assert!(evidence(2, 5, 0.25).passes(&bars));
         assert!(
-            !evidence(2, 9, 0.15).passes(&bars),
+            !evidence(2, 9, 0.1).passes(&bars),
             "two words, too little weight"
         );
         assert_eq!(evidence(1, 5, 0.3).agreement(&bars), 0.0);
         assert_eq!(evidence(3, 5, 0.6).agreement(&bars), 0.6);
         assert_eq!(
             evidence(1, 5, 0.3).verdict(&bars),
-            "shares 1 of the prompt's 5 words (30 % of its weight); needs 2 words and 20 %, or \
+            "shares 1 of the prompt's 5 words (30 % of its weight); needs 2 words and 15 %, or \
              40 % alone"
         );
     }
@@ -433,7 +436,7 @@ mod tests {
         let verdicts = semantic_verdicts(&calibration, &[weak], 0.0, &bars);
         assert!(!verdicts[0].0);
         assert!(
-            verdicts[0].1.contains("under the 3.625σ"),
+            verdicts[0].1.contains("under the 3.5σ"),
             "{}",
             verdicts[0].1
         );
@@ -442,7 +445,7 @@ mod tests {
             "the known share counts 0σ as chosen: {}",
             verdicts[0].1
         );
-        assert!((calibration.similarity_at(bars.prompt) - 0.3625).abs() < 1e-9);
+        assert!((calibration.similarity_at(bars.prompt) - 0.35).abs() < 1e-9);
 
         // Where the known share counts, a prompt in the dir's own words needs less of its
         // strongest memory: 4σ falls short of 4.5σ for a prompt of words the dir never uses,
@@ -505,7 +508,7 @@ mod tests {
         assert!(
             generic.rule(&bars).contains(
                 "above the prompt's own similarity to ordinary requests on other subjects \
-                 (similarity 1.06)"
+                 (similarity 1.05)"
             ),
             "{}",
             generic.rule(&bars)
