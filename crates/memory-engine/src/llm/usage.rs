@@ -21,10 +21,9 @@
 //!   (`blockedBy: "budget"`, even forced), extraction and session memory run offline and say so,
 //!   recall ranks locally or offline and says so; a server's vectors are refused too (recall
 //!   then ranks lexically and says so, a dream and extraction find near-duplicates by their words
-//!   only). A call that starts under the budget may finish
-//!   over it: what a call spends is only known when it answers, and a job's calls are checked
-//!   one by one. The connection test is logged but not held to the budget (a person checking
-//!   settings is not model work).
+//!   only). A call that starts under the budget may finish over it: what a call spends is only
+//!   known when it answers, and a job's calls are checked one by one. The connection test is
+//!   logged but not held to the budget (a person checking settings is not model work).
 //! - **Reading.** [`Engine::usage_report`] sums the log per day, project, job, provider and model;
 //!   [`Engine::budget_status`] is today's total against the budget — kept per process and
 //!   brought up to date by reading only what was appended since the last look, so checking it
