@@ -390,7 +390,7 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     let gate = wait_for(&client, "[data-testid='recall-gate']").await;
     let gate = gate.text().await.expect("gate");
     assert!(
-        gate.contains("Relevance gate") && gate.contains("covering 15 %"),
+        gate.contains("Relevance gate") && gate.contains("covering 20 %"),
         "the gate's rule is shown: {gate}"
     );
     screenshot(&client, "recall-offline.png").await;

@@ -121,7 +121,7 @@ async fn ordinary_questions_inject_nothing_offline() {
         .expect("the word `script` matched");
     assert_eq!(
         script.verdict,
-        "shares 1 of the prompt's 5 words (16 % of its weight); needs 2 words and 15 %, or 40 % \
+        "shares 1 of the prompt's 5 words (16 % of its weight); needs 2 words and 20 %, or 40 % \
          alone"
     );
     assert!(

@@ -8,7 +8,7 @@
 //! a chance overlap rarely gives:
 //!
 //! - **offline** ([`LexicalEvidence`]): a memory must share at least two of the prompt's
-//!   distinct words and cover 15 % of its weight (each word weighs its IDF, a word no memory has
+//!   distinct words and cover 20 % of its weight (each word weighs its IDF, a word no memory has
 //!   weighing the most: the prompt's rare vocabulary), or cover 40 % with one word (a prompt of
 //!   one or two words). One shared word in a longer prompt is what unrelated prompts have in
 //!   common with a memory dir: on the 70 tuning
@@ -65,19 +65,23 @@ pub struct Bars {
 }
 
 impl Bars {
-    /// On the tuning half of the questions and `bench/recall-set`: offline, 27 of 210
-    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.57 (0.65); local, 26 of
+    /// On the tuning half of the questions and `bench/recall-set`: offline, 23 of 210
+    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.56 (0.65); local, 26 of
     /// 210 (60 %) at 0.88 (0.90). Bars that silence more cost recall faster (`make bench`).
     ///
-    /// Each provider's bars are the ones finding the most on the tuning set with at most 15 %
-    /// of its (question, dir) pairs injecting — under the one nothing-relevant prompt in six
-    /// that may get a memory, with room for prompts unlike ours — on a grid of 0.125σ and of
-    /// 5 points of coverage. (At most 10 %, the first choice, local stood at 3.625σ: 0.85
-    /// tuning, 0.84 held out.) Measured from the model's mean for
-    /// unrelated pairs (the first pass), the gate found 0.79 with 10 of 210 injecting; the
-    /// prompt's known share at 1.5σ found 0.82 with 18 — measured from the prompt's own
-    /// baseline it adds nothing at that share of questions, nor do shared words (3σ per unit
-    /// of coverage), so both count 0σ. No lexical evidence measured did better offline: a
+    /// Local, the bar is the one finding the most on the tuning set with at most 15 % of its
+    /// (question, dir) pairs injecting — under the one nothing-relevant prompt in six that may
+    /// get a memory, with room for prompts unlike ours — on a grid of 0.125σ (at most 10 %, the
+    /// first choice, it stood at 3.625σ: 0.85 tuning, 0.84 held out). Offline, the same rule
+    /// would lower the two-word bar to 15 % (0.57 at 27 of 210); it stays at 20 % because that
+    /// one prompt more came with 4 of the soak's 20 unrelated prompts injecting (`make soak`,
+    /// the issue's own examples among them), where 20 % injects none.
+    ///
+    /// Measured from the model's mean for unrelated pairs (the first pass), the local gate found
+    /// 0.79 with 10 of 210 injecting; the prompt's known share at 1.5σ found 0.82 with 18 —
+    /// measured from the prompt's own baseline it adds nothing at that share of questions, nor
+    /// do shared words (3σ per unit of coverage), so both count 0σ. No lexical evidence
+    /// measured did better offline: a
     /// lower bar for one shared word when the prompt's words are known to the dir, or for a
     /// word only one memory has, injects about as many questions more as it finds memories.
     /// Nor did evidence from outside the dir: synonyms from a thesaurus (WordNet) or static
@@ -85,7 +89,7 @@ impl Bars {
     /// (`docs/reliability.md`, limits).
     pub const CHOSEN: Bars = Bars {
         min_words: 2,
-        min_coverage: 0.15,
+        min_coverage: 0.2,
         alone_coverage: 0.4,
         prompt: 3.5,
         memory: 1.5,
@@ -404,14 +408,14 @@ mod tests {
         );
         assert!(evidence(2, 5, 0.25).passes(&bars));
         assert!(
-            !evidence(2, 9, 0.1).passes(&bars),
+            !evidence(2, 9, 0.15).passes(&bars),
             "two words, too little weight"
         );
         assert_eq!(evidence(1, 5, 0.3).agreement(&bars), 0.0);
         assert_eq!(evidence(3, 5, 0.6).agreement(&bars), 0.6);
         assert_eq!(
             evidence(1, 5, 0.3).verdict(&bars),
-            "shares 1 of the prompt's 5 words (30 % of its weight); needs 2 words and 15 %, or \
+            "shares 1 of the prompt's 5 words (30 % of its weight); needs 2 words and 20 %, or \
              40 % alone"
         );
     }
