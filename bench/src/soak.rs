@@ -63,6 +63,7 @@ struct Fact {
 #[derive(Debug, Clone)]
 struct Asked {
     kind: String,
+    prompt: String,
     /// The memory the labeled set (or the fact) says is relevant, if any.
     relevant: Option<String>,
     injected: Vec<String>,
@@ -278,12 +279,14 @@ pub fn soak(corpus: &Path, minutes: f64) -> Result<(), String> {
                     });
                 asked.push(Asked {
                     kind: "question".into(),
+                    prompt: prompt.clone(),
                     relevant,
                     injected,
                 });
             }
             "unrelated" => asked.push(Asked {
                 kind: "unrelated".into(),
+                prompt: prompt.clone(),
                 relevant: None,
                 injected,
             }),
@@ -414,6 +417,26 @@ pub fn soak(corpus: &Path, minutes: f64) -> Result<(), String> {
         unrelated.iter().filter(|a| !a.injected.is_empty()).count(),
         unrelated.len()
     );
+    // The relevance gate's promise: at most one prompt in six that nothing relates to gets a
+    // memory.
+    let unrelated_injected: Vec<&&Asked> = unrelated
+        .iter()
+        .filter(|a| !a.injected.is_empty())
+        .collect();
+    for asked in &unrelated_injected {
+        let _ = writeln!(
+            report,
+            "  injected for {:?}: {:?}",
+            asked.prompt, asked.injected
+        );
+    }
+    if unrelated_injected.len() * 6 > unrelated.len() {
+        failures.push(format!(
+            "{} of {} prompts nothing relates to injected a memory (at most 1 in 6)",
+            unrelated_injected.len(),
+            unrelated.len()
+        ));
+    }
 
     // Nothing lost: every fact and every seeded memory's text is still in the memory dir.
     let mut lost = Vec::new();
