@@ -418,6 +418,23 @@ mod tests {
     }
 
     #[test]
+    fn an_embeddings_answer_gives_its_vectors_in_input_order_and_what_it_cost() {
+        let body = br#"{"object":"list","model":"text-embedding-3-small",
+            "data":[{"index":1,"embedding":[0.0,1.0]},{"index":0,"embedding":[1.0,0.0]}],
+            "usage":{"prompt_tokens":12,"total_tokens":12}}"#;
+        let answer = parse_embeddings(body).expect("answer");
+        assert_eq!(answer.vectors, [vec![1.0, 0.0], vec![0.0, 1.0]]);
+        assert_eq!(answer.model, "text-embedding-3-small");
+        assert_eq!(answer.usage.input_tokens, 12);
+        assert_eq!(answer.usage.output_tokens, 0);
+        assert_eq!(answer.usage.calls, 1);
+        // A local server may not say what it cost: the call still counts.
+        let bare = parse_embeddings(br#"{"data":[{"index":0,"embedding":[1.0]}]}"#).expect("bare");
+        assert_eq!((bare.usage.input_tokens, bare.usage.calls), (0, 1));
+        assert_eq!(bare.model, "");
+    }
+
+    #[test]
     fn parses_tool_calls_and_cached_usage() {
         let body = br#"{"model":"qwen","choices":[{"index":0,"finish_reason":"tool_calls",
             "message":{"role":"assistant","content":null,"tool_calls":[
