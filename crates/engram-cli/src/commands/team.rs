@@ -5,7 +5,7 @@
 //! - `engram team pull | push | status` through `git`; `status --json` prints `{"remote",
 //!   "ahead", "behind", "conflicts"}`. Running `push` is the user's opt-in: nothing else pushes.
 
-use memory_engine::team::validate_key;
+use memory_engine::team::check_key;
 use memory_engine::Result;
 
 use super::{Context, Status};
@@ -110,7 +110,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     let team = root.join("team");
     // The checks resolve symlinks against the real team/: it must exist to be checked against.
     std::fs::create_dir_all(&team).map_err(|e| memory_engine::Error::io(&team, e))?;
-    let path = validate_key(&team, &key)?;
+    let path = check_key(&team, &key)?;
     if context.json() {
         output::print_json(&serde_json::json!({"key": key, "safe": true, "path": path}))?;
     } else {

@@ -186,4 +186,22 @@ fn remember_refuses_a_file_differing_only_in_case_from_another() {
         fs::read_to_string(mem.join("MEMORY.md")).expect("index"),
         index
     );
+
+    // `team check` asks the same of a team key: a teammate on a Mac would get one file.
+    fs::create_dir_all(mem.join("team/Notes")).expect("team");
+    fs::write(mem.join("team/Notes/Deploy.md"), "x\n").expect("team file");
+    for key in ["Notes/deploy.md", "notes/Deploy.md", "NOTES/new.md"] {
+        let out = s.run(&["team", "check", key, "--memory-dir", &dir]);
+        assert_eq!(exit_code(&out), 2, "{key:?} refused: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{key:?}"))
+                && stderr(&out).contains("differs only in case"),
+            "{key:?}: {}",
+            stderr(&out)
+        );
+    }
+    let same = s.json(&["team", "check", "Notes/Deploy.md", "--memory-dir", &dir]);
+    assert_eq!(same["safe"], true, "{same}");
+    let new = s.json(&["team", "check", "Notes/new.md", "--memory-dir", &dir]);
+    assert_eq!(new["safe"], true, "{new}");
 }

@@ -236,6 +236,16 @@ pub fn validate_key(team_root: &Path, key: &str) -> std::result::Result<PathBuf,
     Ok(path)
 }
 
+/// What `engram team check KEY` answers: `key` against every rule ([`validate_key`]), then
+/// against the files already in `team_root`: a name differing only in case from an existing one
+/// is one file on a teammate's Mac or Windows machine, so on a case-sensitive disk it is refused
+/// naming both, and on a case-insensitive one it is that file (its path is returned).
+pub fn check_key(team_root: &Path, key: &str) -> Result<PathBuf> {
+    validate_key(team_root, key)?;
+    let on_disk = crate::platform::case::new_key_on_disk(team_root, key)?;
+    Ok(validate_key(team_root, &on_disk)?)
+}
+
 /// Writes a teammate's file into `team_root` — key validated, at most
 /// [`MAX_TEAM_FILE_BYTES`], no secret in its content or its path — atomically; refused whole
 /// otherwise.
