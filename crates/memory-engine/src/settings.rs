@@ -12,12 +12,15 @@
 //! Linux `/etc/claude-code/managed-settings.json`; on macOS also an MDM profile's plist, on
 //! Windows also the registry's policy key. As Claude Code does, the first source holding any
 //! settings is the policy and the others are ignored ("first source wins"); each is parsed into
-//! the same JSON object as a file ([`settings_from_plist`], [`settings_from_json_text`]).
+//! the same JSON object as a file ([`settings_from_plist`], [`settings_from_json_text`]). The file
+//! source is a folder's `managed-settings.json` and its drop-ins, `managed-settings.d/*.json`,
+//! laid over it in name order ([`MANAGED_DROP_INS`]).
 //!
 //! A missing file is simply absent. A malformed file (bad JSON, not an object) is a
 //! [`Error::Parse`] naming the file and line from [`read_settings_file`]; when settings are loaded
 //! for a decision ([`ClaudeSettings::load`]) such a file is treated as absent — Claude Code also
-//! ignores a settings file it cannot parse and keeps running — and the error is kept as a warning
+//! ignores a settings file it cannot parse and keeps running (a malformed *managed* document is
+//! the exception: 2.1.330 will not start until it is fixed) — and the error is kept as a warning
 //! for adapters to show. A known key with the wrong type (`"autoMemoryEnabled": "no"`) is likewise
 //! ignored with a warning.
 
@@ -147,27 +150,76 @@ fn plist_to_json(value: plist::Value) -> Option<Value> {
     })
 }
 
-/// Reads one managed source: its name (a path, or the registry value's full name) and its
-/// settings; `Ok(None)` when it does not exist.
-fn read_managed_source(source: &ManagedSource) -> Result<Option<(PathBuf, Map<String, Value>)>> {
+/// The folder of drop-ins beside a `managed-settings.json`. Claude Code 2.1.330 lays each
+/// `*.json` file in it over the base file in name order (byte order: `B.json` before `a.json`),
+/// a later file's value winning; names starting with `.`, other suffixes (`.JSON` too) and
+/// folders are not read, a symlink is read as its target. Seen with the real client: each of
+/// those cases, run with `/etc/claude-code` holding the files, switched its auto memory as said.
+pub const MANAGED_DROP_INS: &str = "managed-settings.d";
+
+/// One settings document of a managed source: where it came from (a path, or the registry
+/// value's full name) and its settings.
+type ManagedDocument = (PathBuf, Map<String, Value>);
+
+/// Reads one managed source: its documents, highest priority first, and an error for each that
+/// could not be read. A source that does not exist has neither.
+fn read_managed_source(source: &ManagedSource) -> (Vec<ManagedDocument>, Vec<Error>) {
+    let one = |document: Result<Option<ManagedDocument>>| match document {
+        Ok(document) => (document.into_iter().collect(), Vec::new()),
+        Err(e) => (Vec::new(), vec![e]),
+    };
     match source {
-        ManagedSource::File(path) => {
-            Ok(read_settings_file(path)?.map(|values| (path.clone(), values)))
-        }
-        ManagedSource::Plist(path) => match std::fs::read(path) {
-            Ok(bytes) => Ok(Some((path.clone(), settings_from_plist(path, &bytes)?))),
+        ManagedSource::File(path) => read_managed_folder(path),
+        ManagedSource::Plist(path) => one(match std::fs::read(path) {
+            Ok(bytes) => {
+                settings_from_plist(path, &bytes).map(|values| Some((path.clone(), values)))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(path, e)),
-        },
+        }),
         ManagedSource::Registry(hive) => {
             let name = PathBuf::from(hive.display_name());
-            match registry::read_policy_settings(*hive) {
-                Ok(Some(text)) => Ok(Some((name.clone(), settings_from_json_text(&name, &text)?))),
+            one(match registry::read_policy_settings(*hive) {
+                Ok(Some(text)) => settings_from_json_text(&name, &text).map(|v| Some((name, v))),
                 Ok(None) => Ok(None),
                 Err(e) => Err(Error::io(&name, e)),
-            }
+            })
         }
     }
+}
+
+/// `managed-settings.json` and the drop-ins of its folder ([`MANAGED_DROP_INS`]), the last
+/// drop-in first: it is the one whose values win.
+fn read_managed_folder(base: &Path) -> (Vec<ManagedDocument>, Vec<Error>) {
+    let mut paths = vec![base.to_path_buf()];
+    let drop_ins = base.with_file_name(MANAGED_DROP_INS);
+    let mut errors = Vec::new();
+    match std::fs::read_dir(&drop_ins) {
+        Ok(entries) => {
+            let mut names: Vec<String> = entries
+                .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+                .filter(|name| !name.starts_with('.') && name.ends_with(".json"))
+                .collect();
+            names.sort();
+            paths.extend(
+                names
+                    .into_iter()
+                    .map(|name| drop_ins.join(name))
+                    .filter(|path| path.is_file()),
+            );
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => errors.push(Error::io(&drop_ins, e)),
+    }
+    let mut documents = Vec::new();
+    for path in paths.into_iter().rev() {
+        match read_settings_file(&path) {
+            Ok(Some(values)) => documents.push((path, values)),
+            Ok(None) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    (documents, errors)
 }
 
 /// serde_json's message without its trailing " at line L column C" (the line is carried
@@ -205,17 +257,15 @@ impl ClaudeSettings {
     pub fn load(locations: &SettingsLocations) -> ClaudeSettings {
         let mut settings = ClaudeSettings::default();
         for source in &locations.policy {
-            match read_managed_source(source) {
-                Ok(Some((path, values))) => {
-                    let holds_settings = !values.is_empty();
-                    settings.add(SettingsScope::Policy, path, values);
-                    // First source wins: a lower one is not read once a policy is found.
-                    if holds_settings {
-                        break;
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => settings.warnings.push(e),
+            let (documents, errors) = read_managed_source(source);
+            settings.warnings.extend(errors);
+            let holds_settings = documents.iter().any(|(_, values)| !values.is_empty());
+            for (path, values) in documents {
+                settings.add(SettingsScope::Policy, path, values);
+            }
+            // First source wins: a lower one is not read once a policy is found.
+            if holds_settings {
+                break;
             }
         }
         for (scope, path) in locations.files_in_priority_order() {
@@ -724,5 +774,118 @@ mod tests {
         assert_eq!(scopes, vec![per_user]);
         assert_eq!(settings.auto_memory_enabled(), Some(true));
         assert!(settings.warnings().is_empty());
+    }
+
+    /// Each case was first run with the real Claude Code 2.1.330 and these files in
+    /// `/etc/claude-code`: whether it created and loaded the memory dir is what Engram decides.
+    #[test]
+    fn drop_ins_are_laid_over_the_managed_file_in_name_order() {
+        let l = layout();
+        let dir = l.project.parent().expect("tmp").join("claude-code");
+        let file = dir.join("managed-settings.json");
+        let drop_ins = dir.join(MANAGED_DROP_INS);
+        let e = Engine::builder(Environment::empty().with("HOME", l.home.to_string_lossy()))
+            .managed_settings(&file)
+            .build();
+        let memory = |files: &[(&str, &str)]| {
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&drop_ins).expect("mkdir");
+            for (name, text) in files {
+                write_file(&dir.join(name), text);
+            }
+            e.claude_settings(&l.project).auto_memory_enabled()
+        };
+        let off = r#"{"autoMemoryEnabled": false}"#;
+        let on = r#"{"autoMemoryEnabled": true}"#;
+        let d = |name: &str| format!("{MANAGED_DROP_INS}/{name}");
+        // A drop-in alone is a policy, and one over the base file overrides it either way.
+        assert_eq!(memory(&[(&d("50-memory.json"), off)]), Some(false));
+        assert_eq!(
+            memory(&[("managed-settings.json", on), (&d("50.json"), off)]),
+            Some(false)
+        );
+        assert_eq!(
+            memory(&[("managed-settings.json", off), (&d("50.json"), on)]),
+            Some(true)
+        );
+        // The later name wins, in byte order.
+        assert_eq!(
+            memory(&[(&d("10-a.json"), off), (&d("20-b.json"), on)]),
+            Some(true)
+        );
+        assert_eq!(
+            memory(&[(&d("10-a.json"), on), (&d("20-b.json"), off)]),
+            Some(false)
+        );
+        assert_eq!(
+            memory(&[(&d("B.json"), off), (&d("a.json"), on)]),
+            Some(true)
+        );
+        // Hidden files, other suffixes and folders are not read.
+        assert_eq!(memory(&[(&d(".hidden.json"), off)]), None);
+        assert_eq!(memory(&[(&d("memory.txt"), off)]), None);
+        assert_eq!(memory(&[(&d("memory.JSON"), off)]), None);
+        assert_eq!(memory(&[(&d("sub.json/x.json"), off)]), None);
+        // A mistyped value leaves the earlier drop-in's; a malformed one is a warning naming it.
+        let mistyped = r#"{"autoMemoryEnabled": "yes"}"#;
+        assert_eq!(
+            memory(&[(&d("10.json"), off), (&d("20.json"), mistyped)]),
+            Some(false)
+        );
+        assert_eq!(
+            memory(&[(&d("10.json"), off), (&d("20.json"), "{\"a\": tru")]),
+            Some(false)
+        );
+        let settings = e.claude_settings(&l.project);
+        assert_eq!(settings.warnings().len(), 1);
+        let warning = settings.warnings()[0].to_string();
+        assert!(warning.contains("20.json"), "{warning}");
+        // Each document is listed, the one that wins first.
+        memory(&[
+            ("managed-settings.json", "{}"),
+            (&d("10.json"), on),
+            (&d("20.json"), off),
+        ]);
+        let policy: Vec<PathBuf> = e
+            .claude_settings(&l.project)
+            .files()
+            .iter()
+            .filter(|f| f.scope == SettingsScope::Policy)
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(
+            policy,
+            vec![
+                drop_ins.join("20.json"),
+                drop_ins.join("10.json"),
+                file.clone()
+            ]
+        );
+        // Settings in a drop-in alone make the folder the policy: a lower source is not read.
+        let lower = l.project.join("lower-managed-settings.json");
+        write_file(&lower, on);
+        let both = Engine::builder(Environment::empty().with("HOME", l.home.to_string_lossy()))
+            .managed_sources(vec![
+                ManagedSource::File(file.clone()),
+                ManagedSource::File(lower),
+            ])
+            .build();
+        memory(&[
+            ("managed-settings.json", "{}"),
+            (&d("50.json"), r#"{"autoDreamEnabled": false}"#),
+        ]);
+        assert_eq!(both.claude_settings(&l.project).auto_memory_enabled(), None);
+        // A symlinked drop-in is read as its target.
+        #[cfg(unix)]
+        {
+            let target = l.project.join("memory-off.json");
+            write_file(&target, off);
+            memory(&[]);
+            std::os::unix::fs::symlink(&target, drop_ins.join("50-link.json")).expect("symlink");
+            assert_eq!(
+                e.claude_settings(&l.project).auto_memory_enabled(),
+                Some(false)
+            );
+        }
     }
 }
