@@ -659,6 +659,70 @@ mod tests {
             .is_empty());
     }
 
+    /// "Embed all memories" with `[llm] embeddings = "openai"`: each project's vectors are logged
+    /// for that project, so `engram usage` says where the tokens went.
+    #[test]
+    fn embedding_every_project_through_a_server_logs_each_projects_vectors_for_it() {
+        use crate::testing::{Reply, ScriptedServer};
+        use serde_json::{json, Value};
+        let tmp = tempfile::tempdir().expect("tmp");
+        let claude = tmp.path().join("claude");
+        for (project, memories) in [("-work-shop", 2), ("-work-cli", 3)] {
+            for n in 0..memories {
+                write_file(
+                    &claude.join(format!("projects/{project}/memory/project_{n}.md")),
+                    &format!("---\nname: fact {n}\ndescription: fact {n} of {project}\ntype: project\n---\nbody {n}\n"),
+                );
+            }
+        }
+        let server = ScriptedServer::handler(|request, _| {
+            let inputs = request.json()["input"].as_array().map_or(0, Vec::len);
+            let data: Vec<Value> = (0..inputs)
+                .map(|index| json!({"object": "embedding", "index": index, "embedding": [1.0, index as f64]}))
+                .collect();
+            Reply::json(json!({
+                "object": "list", "data": data, "model": "embedder",
+                "usage": {"prompt_tokens": 10 * inputs, "total_tokens": 10 * inputs},
+            }))
+        });
+        let home = tmp.path().join("engram");
+        write_file(
+            &home.join("config.toml"),
+            &format!(
+                "[llm]\nembeddings = \"openai\"\nmax_retries = 0\n\n[llm.openai]\nbase_url = \"{}/v1\"\n",
+                server.url()
+            ),
+        );
+        let e = Engine::builder(Environment::empty().with("OPENAI_API_KEY", "sk-test"))
+            .claude_home(&claude)
+            .engram_home(&home)
+            .build();
+        let report = e
+            .embed_all_projects(&tokio_util::sync::CancellationToken::new(), &|_| {})
+            .expect("embed all");
+        assert_eq!((report.projects, report.embedded), (2, 5), "{report:?}");
+        let rows = e.usage_report(1).expect("usage").rows;
+        let logged: Vec<(&str, &str, u64)> = rows
+            .iter()
+            .map(|row| (row.project.as_str(), row.job.as_str(), row.input_tokens))
+            .collect();
+        // Every text asked for cost 10 tokens; a memory's texts are as many in either project.
+        let asked: u64 = server
+            .requests()
+            .iter()
+            .map(|r| 10 * r.json()["input"].as_array().map_or(0, Vec::len) as u64)
+            .sum();
+        let per_memory = asked / 5;
+        assert_eq!(
+            logged,
+            vec![
+                ("-work-cli", "recall", 3 * per_memory),
+                ("-work-shop", "recall", 2 * per_memory)
+            ],
+            "{rows:?}"
+        );
+    }
+
     #[test]
     fn uuid_shape() {
         assert!(is_uuid("1af7fc5e-8455-4414-9ccd-011d40f70b2a"));
@@ -708,17 +772,25 @@ impl Engine {
         progress: &dyn Fn(EmbedAllProgress),
     ) -> Result<EmbedAllReport> {
         let started = std::time::Instant::now();
-        // Vectors for recall; when a server computes them, logged for no one project (one
-        // source for the run: building one per project would read the keyring each time).
-        let embedder =
-            self.embedder_in(&self.load_config()?, &Caller::new(ModelJob::Recall, ""))?;
+        let config = self.load_config()?;
+        // Vectors for recall: when a server computes them, each project's are logged for it.
+        let embedder_for = |project: &ProjectSummary| {
+            let caller = Caller::new(
+                ModelJob::Recall,
+                crate::paths::project_of(&project.memory_dir),
+            );
+            self.embedder_in(&config, &caller)
+        };
         let projects: Vec<ProjectSummary> = self
             .list_projects()?
             .into_iter()
             .filter(|p| p.memory_files > 0 && p.memory_dir.is_dir())
             .collect();
         let mut report = EmbedAllReport {
-            source: embedder.id().to_owned(),
+            source: self
+                .embedder_in(&config, &Caller::new(ModelJob::Recall, ""))?
+                .id()
+                .to_owned(),
             projects: projects.len(),
             ..EmbedAllReport::default()
         };
@@ -727,6 +799,7 @@ impl Engine {
                 report.cancelled = true;
                 break;
             }
+            let embedder = embedder_for(project)?;
             let one =
                 crate::corpus::embed_dir(&project.memory_dir, embedder.as_ref(), cancel, &|p| {
                     progress(EmbedAllProgress {
