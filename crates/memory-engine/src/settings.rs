@@ -78,12 +78,15 @@ pub struct SettingsLocations {
 }
 
 impl SettingsLocations {
-    fn files_in_priority_order(&self) -> [(SettingsScope, &Path); 3] {
+    /// The files, highest priority first; an empty path (a project not known) is left out.
+    fn files_in_priority_order(&self) -> impl Iterator<Item = (SettingsScope, &Path)> {
         [
             (SettingsScope::Local, self.local.as_path()),
             (SettingsScope::Project, self.project.as_path()),
             (SettingsScope::User, self.user.as_path()),
         ]
+        .into_iter()
+        .filter(|(_, path)| !path.as_os_str().is_empty())
     }
 }
 
@@ -389,13 +392,24 @@ impl Engine {
     /// `CLAUDE_CODE_DISABLE_AUTO_MEMORY` truthy forces it off and falsy forces it on; otherwise
     /// `autoMemoryEnabled` from settings decides, defaulting to on.
     pub fn auto_memory_enabled(&self, project: &Path) -> bool {
-        match env_switch(self.env().get(DISABLE_AUTO_MEMORY_ENV)) {
-            Some(disabled) => !disabled,
-            None => self
-                .claude_settings(project)
-                .auto_memory_enabled()
-                .unwrap_or(true),
+        self.auto_memory_enabled_in(Some(project))
+    }
+
+    /// [`Engine::auto_memory_enabled`] for a project whose working dir may not be known: then
+    /// the environment, the policy and the user's settings decide.
+    pub fn auto_memory_enabled_in(&self, project: Option<&Path>) -> bool {
+        if let Some(disabled) = env_switch(self.env().get(DISABLE_AUTO_MEMORY_ENV)) {
+            return !disabled;
         }
+        let settings = match project {
+            Some(project) => self.claude_settings(project),
+            None => ClaudeSettings::load(&SettingsLocations {
+                local: PathBuf::new(),
+                project: PathBuf::new(),
+                ..self.settings_locations(Path::new(""))
+            }),
+        };
+        settings.auto_memory_enabled().unwrap_or(true)
     }
 }
 
@@ -528,6 +542,24 @@ mod tests {
         assert!(
             unrecognised.auto_memory_enabled(&l.project),
             "an unrecognised value defers to settings (local: true)"
+        );
+
+        // No project known: its files cannot speak (local says true), the user's can.
+        assert!(!plain.auto_memory_enabled_in(None), "user settings: off");
+        assert!(
+            forced_on.auto_memory_enabled_in(None),
+            "env falsy forces on"
+        );
+        write_file(&l.home.join(".claude/settings.json"), "{}");
+        assert!(plain.auto_memory_enabled_in(None), "defaults to on");
+        let policy = l.project.join("managed-settings.json");
+        write_file(&policy, r#"{"autoMemoryEnabled": false}"#);
+        let managed = Engine::builder(Environment::empty().with("HOME", l.home.to_string_lossy()))
+            .managed_settings(&policy)
+            .build();
+        assert!(
+            !managed.auto_memory_enabled_in(None),
+            "the policy turns it off"
         );
     }
 

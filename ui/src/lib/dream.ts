@@ -100,10 +100,15 @@ export function gateVerdict(
   }
 }
 
+/** `enabledSource` while Claude Code's auto memory is off: that closes every dream's first gate. */
+export const AUTO_MEMORY_OFF = "autoMemory";
+
 /** Where `enabled` comes from, for the switch's hint. */
 export function enabledSourceText(settings: DreamSettings): string {
   if (settings.enabledSource === "engram") return "Set here.";
   if (settings.enabledSource === "claude") return "From Claude Code's autoDreamEnabled setting.";
+  if (settings.enabledSource === AUTO_MEMORY_OFF)
+    return "Claude Code's auto memory is off for this project (autoMemoryEnabled or CLAUDE_CODE_DISABLE_AUTO_MEMORY), so no dream starts on its own.";
   return "Off unless turned on.";
 }
 

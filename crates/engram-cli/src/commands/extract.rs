@@ -45,6 +45,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         },
         llm: args.llm.overrides()?,
         from_start: args.all,
+        after_turn: false,
     };
     let outcome = runtime()?.block_on(context.engine.extract_session(
         &path,

@@ -710,3 +710,45 @@ fn if_due_all_projects_dreams_a_due_project_then_waits_for_the_next_period() {
     );
     assert_eq!(s.json(&["dream", "status"])["blockedBy"], "time");
 }
+
+/// Claude Code's auto-dream opens only while its auto memory is on (its master gate checks
+/// `isAutoMemoryEnabled()` first); Engram's scheduler does the same, even for a project whose
+/// dreams Engram itself turned on. The environment switch forces memory back on.
+#[test]
+fn no_dream_is_due_while_claude_codes_auto_memory_is_off() {
+    let s = Sandbox::in_project("memory-off").with_engram_home();
+    let dir = messy(&s);
+    sessions(&s, 6);
+    fs::create_dir_all(s.claude()).expect("claude dir");
+    fs::write(s.settings(), r#"{"autoMemoryEnabled": false}"#).expect("settings");
+    let set = s.json(&["dream", "set", "--enabled", "true"]);
+    assert_eq!(set["enabled"], false, "{set}");
+    assert_eq!(set["enabledSource"], "autoMemory", "{set}");
+    let status = s.json(&["dream", "status"]);
+    assert_eq!(
+        (&status["due"], &status["blockedBy"]),
+        (&json!(false), &json!("disabled")),
+        "{status}"
+    );
+    // The scheduler's path, where the project's working dir comes from its transcripts (these
+    // name none): the user's settings still speak.
+    let outcomes = s.json(&["dream", "run", "--if-due", "--all-projects"]);
+    assert!(
+        outcomes
+            .as_array()
+            .expect("outcomes")
+            .iter()
+            .all(|o| o["status"] == "skipped"),
+        "{outcomes}"
+    );
+    assert!(
+        !dir.join(".consolidate-lock").exists(),
+        "nothing consolidated"
+    );
+
+    let mut forced_on = s.command(&["dream", "status", "--json"]);
+    forced_on.env("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "0");
+    let out = forced_on.output().expect("status");
+    let status: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(status["due"], true, "{status}");
+}

@@ -609,3 +609,71 @@ fn the_stop_hook_workers_error_lands_in_engrams_log() {
     assert!(line.contains("extract"), "{log}");
     assert_eq!(log.lines().count(), 1, "{log}");
 }
+
+/// Claude Code stops its own extraction while its auto memory is off (`autoMemoryEnabled`,
+/// `CLAUDE_CODE_DISABLE_AUTO_MEMORY`, or an organisation's policy); the Stop hook's worker does
+/// too, and what was said meanwhile is not extracted once memory is back on. Asked for by hand,
+/// `engram extract` still runs.
+#[test]
+fn the_stop_hook_extracts_nothing_while_claude_codes_auto_memory_is_off() {
+    let s = Sandbox::in_project("memory-off").with_engram_home();
+    let transcript = session(&s, "Remember that releases are cut on Fridays.");
+    let last_run = || {
+        let log = fs::read_to_string(s.engram_home().join("extract/runs.jsonl")).expect("run log");
+        let line = log.lines().last().expect("a run").to_owned();
+        serde_json::from_str::<Value>(&line).expect("json")["extract"]["Ok"].clone()
+    };
+    let memories = || -> Vec<String> {
+        fs::read_dir(s.memory_dir())
+            .map(|entries| {
+                entries
+                    .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    fs::create_dir_all(s.claude()).expect("claude dir");
+    fs::write(s.settings(), r#"{"autoMemoryEnabled": false}"#).expect("settings");
+    let worker = |extra: &[(&str, &str)]| {
+        let mut command = s.command(&["hook", "stop-worker", &transcript.to_string_lossy()]);
+        command.envs(extra.iter().copied());
+        let out = command.output().expect("worker");
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        last_run()
+    };
+    let run = worker(&[]);
+    assert_eq!(run["status"], "skipped", "{run}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("auto memory is off")),
+        "{run}"
+    );
+    assert!(memories().is_empty(), "{:?}", memories());
+
+    // Back on (the environment switch forces it), a new turn is extracted; the one said while
+    // memory was off is not.
+    let mut text = fs::read_to_string(&transcript).expect("transcript");
+    let cwd = fs::canonicalize(s.project()).expect("real project");
+    text.push_str(&format!(
+        "{}\n",
+        json!({"type": "user", "uuid": "u9", "parentUuid": "a0", "cwd": cwd, "sessionId": SESSION,
+            "timestamp": "2026-11-21T10:00:00Z",
+            "message": {"role": "user", "content": "Remember that the staging database is called ledger-stage."}})
+    ));
+    fs::write(&transcript, text).expect("append");
+    let run = worker(&[("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "0")]);
+    assert_eq!(run["status"], "extracted", "{run}");
+    let saved: String = memories()
+        .iter()
+        .map(|name| fs::read_to_string(s.memory_dir().join(name)).expect("memory"))
+        .collect();
+    assert!(saved.contains("ledger-stage"), "{saved}");
+    assert!(!saved.contains("Fridays"), "{saved}");
+
+    // By hand, with memory off, the whole session is still extracted when asked.
+    let out = s.run(&["extract", SESSION, "--all", "--json"]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_ne!(outcome["status"], "skipped", "{outcome}");
+}

@@ -61,6 +61,9 @@ pub struct DreamTarget {
     pub cwd: Option<PathBuf>,
 }
 
+/// [`DreamSettings::enabled_source`] when Claude Code's auto memory is off for the project.
+pub const AUTO_MEMORY_OFF_SOURCE: &str = "autoMemory";
+
 /// A project's dream settings as they apply.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,7 +71,10 @@ pub struct DreamTarget {
 pub struct DreamSettings {
     pub enabled: bool,
     /// Where `enabled` comes from: `engram` (its own setting), `claude` (Claude Code's
-    /// `autoDreamEnabled` in trusted settings) or `default` (off).
+    /// `autoDreamEnabled` in trusted settings), `default` (off), or `autoMemory`: Claude Code's
+    /// auto memory is off for the project (`CLAUDE_CODE_DISABLE_AUTO_MEMORY`,
+    /// `autoMemoryEnabled`), which closes every dream's first gate whatever the rest says, as it
+    /// closes Claude Code's own.
     pub enabled_source: String,
     pub policy: DreamPolicy,
     pub min_hours: f64,
@@ -142,7 +148,9 @@ impl Engine {
                         })
                 })
         };
+        let auto_memory = || self.auto_memory_enabled_in(target.cwd.as_deref());
         let (enabled, enabled_source) = match own.and_then(|p| p.enabled) {
+            _ if !auto_memory() => (false, AUTO_MEMORY_OFF_SOURCE),
             Some(enabled) => (enabled, "engram"),
             None => match claude() {
                 Some(enabled) => (enabled, "claude"),

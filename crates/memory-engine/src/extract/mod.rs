@@ -56,6 +56,10 @@ pub const MAX_TURNS: usize = 5;
 /// Characters of new conversation handed to the model at most: the end of it, where the turn is.
 const MAX_CONVERSATION_CHARS: usize = 60_000;
 
+/// Why the Stop hook extracted nothing: Claude Code's auto-memory switch is off.
+pub const AUTO_MEMORY_OFF: &str = "Claude Code's auto memory is off for this project \
+     (CLAUDE_CODE_DISABLE_AUTO_MEMORY or autoMemoryEnabled): nothing is extracted after a turn";
+
 /// How to run an extraction.
 #[derive(Debug, Clone, Default)]
 pub struct ExtractOptions {
@@ -67,6 +71,9 @@ pub struct ExtractOptions {
     /// Read the whole session, not only what came after the cursor (someone asked for it
     /// explicitly; the cursor still advances).
     pub from_start: bool,
+    /// Run by the Stop hook, not asked for: skipped (the cursor advanced) while Claude Code's
+    /// auto memory is off for the session's project, as Claude Code's own extraction stops then.
+    pub after_turn: bool,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -383,6 +390,11 @@ impl Engine {
         };
         if new_messages.is_empty() {
             return done(ExtractStatus::UpToDate, None, "none");
+        }
+        if options.after_turn && !self.auto_memory_enabled(&cwd) {
+            // Messages of a time memory was off are not extracted later either.
+            self.write_cursor(&session, last_uuid.as_deref())?;
+            return done(ExtractStatus::Skipped, Some(AUTO_MEMORY_OFF), "none");
         }
         if main_agent_wrote_memory(&new_messages, &memory_dir) {
             self.write_cursor(&session, last_uuid.as_deref())?;

@@ -85,6 +85,7 @@ impl Home {
                         ..LlmOverrides::default()
                     },
                     from_start: false,
+                    after_turn: false,
                 },
                 &CancellationToken::new(),
             ))

@@ -2,7 +2,8 @@
 //! (`session_id`, `transcript_path`, `cwd`, `stop_hook_active`, …; the transcript already holds
 //! the final assistant message). The hook itself only parses the payload and starts a detached
 //! worker (the CLI's job), so the turn is never held up; the worker calls [`Engine::after_turn`]:
-//! the session's memory extraction ([`crate::extract`]) and, when its thresholds say so, the
+//! the session's memory extraction ([`crate::extract`]; none while Claude Code's auto memory is
+//! off for the project, as its own extraction stops then) and, when its thresholds say so, the
 //! session-memory update ([`crate::session_memory`]), each run recorded as one line of
 //! `<engram home>/extract/runs.jsonl`. Nothing here ever asks Claude Code to continue
 //! (`"decision": "block"`): a background memory job must not steer the conversation.
@@ -111,6 +112,10 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<AfterTurnReport> {
         settle(transcript).await;
+        let options = &ExtractOptions {
+            after_turn: true,
+            ..options.clone()
+        };
         let started = std::time::Instant::now();
         let extract = loop {
             match self.extract_session(transcript, options, cancel).await {

@@ -106,6 +106,19 @@ describe("the Dreams tab", () => {
     ]);
   });
 
+  it("says no dream starts while Claude Code's auto memory is off, and does not offer the switch", async () => {
+    const settings = dreamSettings({ enabled: false, enabledSource: "autoMemory" });
+    shell({
+      dream_overview: () => overview({ settings, status: dreamStatus({ enabled: false, blockedBy: "disabled" }) }),
+    });
+    panel();
+
+    expect((await screen.findByTestId("scheduler-words")).textContent).toContain(
+      "Claude Code's auto memory is off for this project",
+    );
+    expect((screen.getByRole("switch", { name: "Dream in the background" }) as HTMLButtonElement).disabled).toBe(true);
+  });
+
   it("offers the offline dream instead once the daily token budget is reached", async () => {
     const budget = { day: "2026-11-22", tokensToday: 120_000, dailyTokens: 100_000, reached: true };
     const calls = shell({
