@@ -1,9 +1,8 @@
 // What the shell answers for the Dreams tab and the review screen, shaped like the engine's
-// answers for a messy memory dir (a duplicate, a relative date, a dead index line), and a way to
-// stream a dream's events over the `Channel` a mocked `start_dream` receives.
+// answers for a messy memory dir (a duplicate, a relative date, a dead index line). A dream's
+// events are streamed with `channelOf` (testing/shell).
 
 import type {
-  DreamEvent,
   DreamOverview,
   DreamSettings,
   DreamStatus,
@@ -128,17 +127,4 @@ export function changeSet(overrides: Partial<StagedChangeSet> = {}): StagedChang
     ],
     ...overrides,
   };
-}
-
-interface TauriInternals {
-  __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void };
-}
-
-/** Sends messages over the `Channel` passed to a mocked command as `args[name]`, as the shell
- * does (each numbered, in order). */
-export function channelOf(args: Record<string, unknown>, name = "onEvent"): (event: DreamEvent) => void {
-  const channel = args[name] as { id: number };
-  let index = 0;
-  return (event) =>
-    (window as unknown as TauriInternals).__TAURI_INTERNALS__.runCallback(channel.id, { index: index++, message: event });
 }

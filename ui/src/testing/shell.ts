@@ -1,6 +1,6 @@
 // A fake Rust shell for component tests, at the IPC boundary only: each command is answered by
-// a handler (or fails like the shell does, with `{ kind, message }`), every call is recorded, and
-// shell events can be emitted to the window.
+// a handler (or fails like the shell does, with `{ kind, message }`), every call is recorded,
+// shell events can be emitted to the window and messages sent over a command's `Channel`.
 
 import { emit } from "@tauri-apps/api/event";
 import { mockIPC } from "@tauri-apps/api/mocks";
@@ -78,6 +78,19 @@ export function mockShell(testHandlers: Record<string, Handler>) {
     /** The calls of one command, in order. */
     of: (cmd: string) => calls.filter((call) => call.cmd === cmd),
   };
+}
+
+interface TauriInternals {
+  __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void };
+}
+
+/** Sends messages over the `Channel` passed to a mocked command as `args[name]`, as the shell
+ * does (each numbered, in order). */
+export function channelOf<T>(args: Record<string, unknown>, name: string): (message: T) => void {
+  const channel = args[name] as { id: number };
+  let index = 0;
+  return (message) =>
+    (window as unknown as TauriInternals).__TAURI_INTERNALS__.runCallback(channel.id, { index: index++, message });
 }
 
 /** What the shell emits when someone else changes the watched memory dir. */

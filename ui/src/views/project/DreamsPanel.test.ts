@@ -8,7 +8,6 @@ import { forgetDreamStores } from "../../stores/dreams.svelte";
 import {
   PROJECT,
   changeSet,
-  channelOf,
   dreamSettings,
   dreamStatus,
   dreamTask,
@@ -16,7 +15,16 @@ import {
   stagedFile,
 } from "../../testing/dreams";
 import { llmSetup } from "../../testing/llm";
-import { NO_FINDINGS, appInfo, memory, mockShell, projectSummary, snapshot, type Handler } from "../../testing/shell";
+import {
+  NO_FINDINGS,
+  appInfo,
+  channelOf,
+  memory,
+  mockShell,
+  projectSummary,
+  snapshot,
+  type Handler,
+} from "../../testing/shell";
 import DreamsPanel from "./DreamsPanel.svelte";
 
 function shell(extra: Record<string, Handler> = {}) {
@@ -159,7 +167,7 @@ describe("the Dreams tab", () => {
     let finish: (task: DreamTask) => void = () => {};
     const calls = shell({
       start_dream: (args) => {
-        send = channelOf(args);
+        send = channelOf<DreamEvent>(args, "onEvent");
         return new Promise((resolve) => (finish = resolve));
       },
     });
@@ -220,7 +228,7 @@ describe("the Dreams tab", () => {
     const task = dreamTask({ turns: [{ text: "Reading.", toolUseCount: 1 }] });
     const calls = shell({
       start_dream: (args) => {
-        send = channelOf(args);
+        send = channelOf<DreamEvent>(args, "onEvent");
         return new Promise((resolve) => (finish = resolve));
       },
       kill_dream: () => {
