@@ -1,8 +1,8 @@
 import { fireEvent, render, screen, within } from "@testing-library/svelte";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 
-import type { LlmChoice, LlmSetup } from "../../ipc";
-import { mockShell } from "../../testing/shell";
+import type { LlmChoice, LlmSetup, LocalModelStatus, ModelFetchProgress } from "../../ipc";
+import { channelOf, mockShell } from "../../testing/shell";
 import { anthropicSetup, connectionCheck, keyStatus, llmSetup, openaiSetup } from "../../testing/llm";
 import LlmSection from "./LlmSection.svelte";
 
@@ -197,5 +197,40 @@ describe("Settings → Language model", () => {
     expect(shell.of("test_connection")[0]?.args).toEqual({
       test: { provider: "anthropic", model: null, baseUrl: null, apiKey: "sk-ant-wrong" },
     });
+  });
+
+  it("keeps a model's fetch going while another provider is picked, and Local shows where it got to", async () => {
+    const installed = (done: boolean): LocalModelStatus => ({ model: "all-MiniLM-L6-v2", dir: "/m", installed: done });
+    let send: (progress: ModelFetchProgress) => void = () => {};
+    let finish: (status: LocalModelStatus) => void = () => {};
+    const shell = mockShell({
+      local_model_status: () => installed(false),
+      fetch_local_model: (args) => {
+        send = channelOf<ModelFetchProgress>(args, "onProgress");
+        return new Promise((resolve) => (finish = resolve));
+      },
+      llm_setup: () => llmSetup({ provider: "local" }),
+      embed_all_memories: () => ({ source: "all-MiniLM-L6-v2", projects: 1, files: 2, embedded: 2, cached: 0, cancelled: false, elapsedMs: 40 }),
+    });
+    renderSection(llmSetup());
+
+    await fireEvent.click(await screen.findByRole("radio", { name: /Local/ }));
+    await fireEvent.click(await screen.findByRole("button", { name: /Fetch the model/ }));
+    send({ downloaded: 3 * 1024 * 1024, total: 87 * 1024 * 1024 });
+    await screen.findByText("3 of 87 MiB");
+
+    await fireEvent.click(radio(/Anthropic/));
+    expect(screen.queryByTestId("local-model")).toBeNull();
+    await fireEvent.click(radio(/Local/));
+    expect(screen.getByTestId("local-model").textContent, "the fetch is still running").toContain("3 of 87 MiB");
+
+    await fireEvent.click(radio(/Anthropic/));
+    finish(installed(true));
+    await vi.waitFor(() => expect(shell.of("embed_all_memories"), "a fetch that ends unseen still embeds").toHaveLength(1));
+    await fireEvent.click(radio(/Local/));
+    expect(screen.getByTestId("local-model").textContent).toContain("is installed in");
+    expect(screen.getByTestId("embed-all").textContent?.replace(/\s+/g, " ")).toContain("2 embedded, 0 already cached, in 1 project");
+    expect(shell.of("local_model_status"), "the answer is kept, not asked again").toHaveLength(1);
+    expect(radio(/Local/).closest("label")?.textContent, "the model fetched is in force").toContain("In use");
   });
 });
