@@ -2,9 +2,9 @@ import { fireEvent, render, screen, waitFor, within } from "@testing-library/sve
 import { describe, expect, it } from "vitest";
 
 import App from "../../App.svelte";
-import type { FirstRun, HookPlan } from "../../ipc";
+import type { FirstRun, HookPlan, LocalModelStatus, ModelFetchProgress } from "../../ipc";
 import { dreamSettings } from "../../testing/dreams";
-import { HOME, appInfo, mockShell, projectSummary } from "../../testing/shell";
+import { HOME, appInfo, channelOf, mockShell, projectSummary } from "../../testing/shell";
 
 const SETTINGS = `${HOME}/settings.json`;
 
@@ -38,7 +38,7 @@ const PLAN: HookPlan = {
   base: "hash-of-the-file",
 };
 
-function shell(found: FirstRun) {
+function shell(found: FirstRun, handlers: Parameters<typeof mockShell>[0] = {}) {
   return mockShell({
     app_info: () => appInfo(),
     list_projects: () => [projectSummary()],
@@ -54,6 +54,7 @@ function shell(found: FirstRun) {
     local_model_status: () => ({ model: "all-MiniLM-L6-v2", dir: "/m", installed: false }),
     set_dream_settings: (args) => dreamSettings({ enabled: args.enabled as boolean }),
     set_onboarded: () => null,
+    ...handlers,
   });
 }
 
@@ -114,5 +115,37 @@ describe("the first run", () => {
     await fireEvent.click(screen.getByTestId("skip-setup"));
     expect(ipc.of("set_onboarded").map((c) => c.args)).toEqual([{ done: true }]);
     await waitFor(() => expect(screen.queryByTestId("found")).toBeNull());
+  });
+
+  it("downloads the local model with its progress in MB, says why a try failed, and where it is installed", async () => {
+    let send: (progress: ModelFetchProgress) => void = () => {};
+    let answer: (status: LocalModelStatus) => void = () => {};
+    let fail: (error: { kind: string; message: string }) => void = () => {};
+    const ipc = shell(firstRun(), {
+      fetch_local_model: (args) => {
+        send = channelOf<ModelFetchProgress>(args, "onProgress");
+        return new Promise((resolve, reject) => ((answer = resolve), (fail = reject)));
+      },
+    });
+    render(App);
+    await screen.findByTestId("found");
+    await next(); // hooks
+    await next(); // model
+
+    await fireEvent.click(await screen.findByTestId("fetch-model"));
+    await screen.findByText("Starting…");
+    send({ downloaded: 1_234_567, total: 90_000_000 });
+    await screen.findByText("1.2 MB of 90.0 MB");
+    fail({ kind: "io", message: "huggingface.co: connection refused" });
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("That did not work");
+    expect(alert.textContent).toContain("connection refused");
+
+    await fireEvent.click(screen.getByTestId("fetch-model"));
+    expect(screen.queryByRole("alert"), "a new try clears the old failure").toBeNull();
+    answer({ model: "all-MiniLM-L6-v2", dir: "/m", installed: true });
+    expect((await screen.findByTestId("model-installed")).textContent).toContain("/m");
+    expect(ipc.of("fetch_local_model")).toHaveLength(2);
+    expect(ipc.of("embed_all_memories"), "the first run only fetches").toHaveLength(0);
   });
 });
