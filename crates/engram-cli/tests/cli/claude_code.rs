@@ -325,6 +325,41 @@ fn the_stop_hook_skips_a_turn_where_claude_code_wrote_memory_itself() {
     );
 }
 
+/// With auto memory off in the user's settings, the real Claude Code neither loads nor creates a
+/// memory dir, and still runs the Stop hook: Engram's worker extracts nothing either.
+#[test]
+fn with_auto_memory_off_the_stop_hook_leaves_no_memory_behind() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    engram(&s, &["hooks", "install"]);
+    let mut settings: Value =
+        serde_json::from_str(&fs::read_to_string(s.settings()).expect("settings")).expect("json");
+    settings["autoMemoryEnabled"] = json!(false);
+    fs::write(s.settings(), settings.to_string()).expect("settings");
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Noted."));
+    let prompt = "Remember that we deploy with Fly.io, never Heroku.";
+    s.claude_turn(&claude, &server.url(), prompt, &[]);
+    let memory_dir = s.memory_dir();
+    let requests = server.requests();
+    assert!(
+        !turn_request(&requests, prompt)
+            .body
+            .contains(memory_dir.to_str().expect("utf-8 path")),
+        "Claude Code has memory off"
+    );
+    let runs = wait_for_extract_runs(&s, 1);
+    let extract = &runs[0]["extract"]["Ok"];
+    assert_eq!(extract["status"], "skipped", "{}", runs[0]);
+    assert!(
+        !memory_dir.exists(),
+        "no memory dir: {}",
+        memory_dir.display()
+    );
+}
+
 #[test]
 fn agent_memory_engram_initialises_from_a_snapshot_reaches_the_agents_model_request() {
     let Some(claude) = claude_binary() else {
