@@ -25,7 +25,6 @@ use crate::engine::Engine;
 use crate::environment::nfc_path;
 use crate::error::Result;
 use crate::platform::Os;
-use crate::settings::SettingsScope;
 
 /// Longest directory name `sanitize_path` produces before it appends a hash.
 pub const MAX_SANITIZED_LENGTH: usize = 200;
@@ -362,10 +361,9 @@ impl Engine {
                 });
             }
         }
-        // Only the highest-priority trusted value is considered; an invalid one falls through to
-        // the default rather than to a lower-priority file, exactly like Claude Code's `??` chain.
-        if let Some(setting) = settings.auto_memory_directory() {
-            debug_assert!(setting.scope != SettingsScope::Project);
+        // Only the highest-priority value it may come from is considered; an invalid one falls
+        // through to the default rather than to a lower-priority file, exactly like Claude Code.
+        if let Some(setting) = settings.auto_memory_directory(|| self.workspace_trusted(&cwd)) {
             let home = self.env().home_dir();
             if let Some(memory_dir) = validate_memory_path(setting.value, home.as_deref()) {
                 return Ok(MemoryDirResolution {
@@ -396,6 +394,45 @@ impl Engine {
     pub fn transcripts_dir(&self, cwd: &Path) -> PathBuf {
         let cwd = real_path(cwd);
         project_dir(&self.claude_home().join("projects"), &cwd.to_string_lossy())
+    }
+
+    /// Whether the person trusted `cwd` in Claude Code's trust dialog, as Claude Code 2.1.330
+    /// reads it from its global config ([`Engine::claude_global_config_path`]):
+    /// `projects[<folder>].hasTrustDialogAccepted` for the folder or one above it, up to the top
+    /// of its git repository (the whole way up outside one), or for the repository's main root
+    /// (a worktree's). Paths are keyed as Claude Code writes them (real, `/` on every OS). A
+    /// missing, unreadable or malformed config trusts nothing.
+    pub fn workspace_trusted(&self, cwd: &Path) -> bool {
+        let config = crate::disk::read_text(&self.claude_global_config_path())
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+        let Some(projects) = config
+            .as_ref()
+            .and_then(|config| config.get("projects"))
+            .and_then(serde_json::Value::as_object)
+        else {
+            return false;
+        };
+        let accepted = |folder: &Path| {
+            let key = folder.to_string_lossy();
+            [key.to_string(), key.replace('\\', "/")].iter().any(|key| {
+                projects
+                    .get(key)
+                    .and_then(|project| project.get("hasTrustDialogAccepted"))
+                    .and_then(serde_json::Value::as_bool)
+                    == Some(true)
+            })
+        };
+        let cwd = real_path(cwd);
+        for folder in cwd.ancestors() {
+            if accepted(folder) {
+                return true;
+            }
+            if folder.join(".git").exists() {
+                break;
+            }
+        }
+        canonical_git_root(&cwd).is_some_and(|root| accepted(&root))
     }
 
     /// Claude Code's global config file, where `claude mcp add --scope user` writes: a legacy
@@ -451,7 +488,7 @@ mod tests {
             legacy.path().join(".config.json")
         );
     }
-    use crate::testing::fixtures::write_file;
+    use crate::testing::fixtures::{trust_workspace, write_file};
     use std::process::Command;
 
     fn engine_at(home: &Path) -> Engine {
@@ -743,13 +780,16 @@ mod tests {
         // `~` is not expanded in the env override: it is relative, so unset; settings apply.
         let engine =
             Engine::builder(env.with("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", "~/mem")).build();
+        trust_workspace(&engine, &project);
         let got = engine.resolve_memory_dir(&project).expect("resolve");
         assert_eq!(got.source, MemoryDirSource::Settings);
         assert_eq!(got.memory_dir, PathBuf::from("/from/local"));
     }
 
+    /// As Claude Code 2.1.330: the project's and the local settings move the memory dir only in
+    /// a workspace the person trusted (its trust dialog names the key); the user's always.
     #[test]
-    fn project_settings_cannot_redirect_the_memory_dir_but_local_and_user_can() {
+    fn project_and_local_settings_move_the_memory_dir_only_in_a_trusted_workspace() {
         let (_tmp, home, project) = home_and_repo();
         set_memory_dir(&project.join(".claude/settings.json"), "~/.ssh");
         let engine = engine_at(&home);
@@ -757,7 +797,7 @@ mod tests {
         assert_eq!(
             got.source,
             MemoryDirSource::Default,
-            "a cloned repo must not redirect writes"
+            "a cloned repo nobody trusted must not redirect writes"
         );
         assert!(!got.memory_dir.starts_with(home.join(".ssh")));
 
@@ -775,9 +815,53 @@ mod tests {
         let got = engine.resolve_memory_dir(&project).expect("resolve");
         assert_eq!(
             got.memory_dir,
+            home.join("user-mem"),
+            "untrusted: not local"
+        );
+
+        // Trusting the folder above the project counts (no repository bounds the walk)…
+        trust_workspace(&engine, project.parent().expect("parent"));
+        let got = engine.resolve_memory_dir(&project).expect("resolve");
+        assert_eq!(
+            got.memory_dir,
             home.join("local-mem"),
             "local outranks user"
         );
+        fs::remove_file(project.join(".claude/settings.local.json")).expect("rm");
+        let got = engine.resolve_memory_dir(&project).expect("resolve");
+        assert_eq!(got.memory_dir, home.join(".ssh"), "then the project's");
+
+        // …but not above the top of a git repository.
+        fs::create_dir_all(project.join(".git")).expect("a repository");
+        let got = engine.resolve_memory_dir(&project).expect("resolve");
+        assert_eq!(got.memory_dir, home.join("user-mem"));
+        trust_workspace(&engine, &project);
+        let inner = project.join("src");
+        set_memory_dir(&inner.join(".claude/settings.json"), "~/inner-mem");
+        let got = engine.resolve_memory_dir(&inner).expect("resolve");
+        assert_eq!(
+            got.memory_dir,
+            home.join("inner-mem"),
+            "a folder inside the trusted repo"
+        );
+    }
+
+    /// A worktree of a trusted repository is trusted (Claude Code keys it on the main root), and
+    /// a config that cannot be read trusts nothing.
+    #[test]
+    fn a_worktree_of_a_trusted_repository_is_trusted_and_a_broken_config_trusts_nothing() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let base = fs::canonicalize(tmp.path()).expect("real");
+        let (main, wt) = (base.join("main"), base.join("wt"));
+        fake_repo(&main);
+        fake_worktree(&main, &wt, "wt");
+        let engine = engine_at(&base.join("home"));
+        assert!(!engine.workspace_trusted(&wt));
+        trust_workspace(&engine, &main);
+        assert!(engine.workspace_trusted(&wt));
+        assert!(engine.workspace_trusted(&main));
+        write_file(&engine.claude_global_config_path(), "{ not json");
+        assert!(!engine.workspace_trusted(&main));
     }
 
     #[test]
@@ -786,9 +870,9 @@ mod tests {
         fs::create_dir_all(&project).expect("mkdir");
         set_memory_dir(&home.join(".claude/settings.json"), "/valid/user/dir");
         set_memory_dir(&project.join(".claude/settings.local.json"), "relative/dir");
-        let got = engine_at(&home)
-            .resolve_memory_dir(&project)
-            .expect("resolve");
+        let engine = engine_at(&home);
+        trust_workspace(&engine, &project);
+        let got = engine.resolve_memory_dir(&project).expect("resolve");
         assert_eq!(got.source, MemoryDirSource::Default);
     }
 
@@ -802,6 +886,7 @@ mod tests {
         let with_policy = Engine::builder(env.clone())
             .managed_settings(&policy)
             .build();
+        trust_workspace(&with_policy, &project);
         let got = with_policy.resolve_memory_dir(&project).expect("resolve");
         assert_eq!(got.memory_dir, PathBuf::from("/policy/dir"));
         let without = Engine::builder(env).build();

@@ -5,8 +5,11 @@
 //! when the engine was given its sources, so tests never read the machine's), **local** (`<project>/.claude/settings.local.json`, not committed),
 //! **project** (`<project>/.claude/settings.json`, committed) and **user**
 //! (`<config home>/settings.json`). A key takes the value of the highest-priority file that sets
-//! it, except `autoMemoryDirectory`, which the project file can never set: a cloned repository
-//! must not be able to point Claude Code's memory writes at, say, `~/.ssh`.
+//! it, except `autoMemoryDirectory`: a cloned repository must not be able to point Claude Code's
+//! memory writes at, say, `~/.ssh`. `FORMATS.md` §1 says the project file is never read for it;
+//! Claude Code 2.1.330 reads the local and the project file for it only in a workspace the
+//! person trusted (its trust dialog names the key and the file), and neither elsewhere
+//! ([`ClaudeSettings::auto_memory_directory`], [`Engine::workspace_trusted`]).
 //!
 //! Managed settings have several sources ([`crate::environment::managed_settings_sources`]): on
 //! Linux `/etc/claude-code/managed-settings.json`; on macOS also an MDM profile's plist, on
@@ -344,20 +347,33 @@ impl ClaudeSettings {
             .find_map(|file| file.values.get(AUTO_DREAM_ENABLED).and_then(Value::as_bool))
     }
 
-    /// `autoMemoryDirectory` from the highest-priority *trusted* file that sets it, unvalidated
-    /// (see [`crate::paths::validate_memory_path`]). The project file is never consulted.
-    pub fn auto_memory_directory(&self) -> Option<TrustedSetting<'_>> {
-        self.files
-            .iter()
-            .filter(|file| file.scope.is_trusted())
-            .find_map(|file| {
-                let value = file.values.get(AUTO_MEMORY_DIRECTORY)?.as_str()?;
-                Some(TrustedSetting {
-                    scope: file.scope,
-                    path: &file.path,
-                    value,
-                })
+    /// `autoMemoryDirectory` from the highest-priority file Claude Code 2.1.330 takes it from,
+    /// unvalidated (see [`crate::paths::validate_memory_path`]): the policy; then the local and
+    /// the project file, only when `workspace_trusted` says the person trusted the workspace
+    /// (asked only when one of them sets the key: it reads Claude Code's global config); then
+    /// the user's. In its code: policy, `--settings`, local and project when trusted, user.
+    pub fn auto_memory_directory(
+        &self,
+        workspace_trusted: impl FnOnce() -> bool,
+    ) -> Option<TrustedSetting<'_>> {
+        let mut ask = Some(workspace_trusted);
+        let mut trusted = false;
+        self.files.iter().find_map(|file| {
+            let value = file.values.get(AUTO_MEMORY_DIRECTORY)?.as_str()?;
+            if matches!(file.scope, SettingsScope::Local | SettingsScope::Project) {
+                if let Some(ask) = ask.take() {
+                    trusted = ask();
+                }
+                if !trusted {
+                    return None;
+                }
+            }
+            Some(TrustedSetting {
+                scope: file.scope,
+                path: &file.path,
+                value,
             })
+        })
     }
 }
 
@@ -582,8 +598,9 @@ mod tests {
             "user value decides"
         );
         assert_eq!(
-            settings.auto_memory_directory().map(|s| s.value),
-            Some("/user/mem")
+            settings.auto_memory_directory(|| true).map(|s| s.value),
+            Some("/user/mem"),
+            "a mistyped local value does not count, even in a trusted workspace"
         );
         assert_eq!(settings.warnings().len(), 2);
         assert!(settings.warnings()[0]
@@ -606,12 +623,69 @@ mod tests {
             "any scope may set it"
         );
         assert_eq!(
-            settings.auto_memory_directory(),
+            settings.auto_memory_directory(|| false),
             None,
-            "the project file may not move the memory dir"
+            "the project file may not move the memory dir of a workspace nobody trusted"
+        );
+        assert_eq!(
+            settings.auto_memory_directory(|| true).map(|s| s.value),
+            Some("/evil"),
+            "once the person trusted the workspace, Claude Code 2.1.330 reads it there"
         );
         assert_eq!(settings.files().len(), 1);
         assert_eq!(settings.files()[0].scope, SettingsScope::Project);
+    }
+
+    /// Claude Code 2.1.330 takes `autoMemoryDirectory` from the policy, then — in a trusted
+    /// workspace only — the local and the project file, then the user's.
+    #[test]
+    fn the_memory_dir_setting_comes_from_the_local_and_project_files_only_when_trusted() {
+        let l = layout();
+        let e = engine(&l.home, &[]);
+        let dir = |trusted: bool| {
+            let asked = std::cell::Cell::new(0);
+            let settings = e.claude_settings(&l.project);
+            let value = settings
+                .auto_memory_directory(|| {
+                    asked.set(asked.get() + 1);
+                    trusted
+                })
+                .map(|s| s.value.to_owned());
+            (value, asked.get())
+        };
+        write_file(
+            &l.home.join(".claude/settings.json"),
+            r#"{"autoMemoryDirectory": "/user/mem"}"#,
+        );
+        assert_eq!(
+            dir(false),
+            (Some("/user/mem".into()), 0),
+            "not asked: no local or project value"
+        );
+        write_file(
+            &l.project.join(".claude/settings.json"),
+            r#"{"autoMemoryDirectory": "/project/mem"}"#,
+        );
+        write_file(
+            &l.project.join(".claude/settings.local.json"),
+            r#"{"autoMemoryDirectory": "/local/mem"}"#,
+        );
+        assert_eq!(
+            dir(true),
+            (Some("/local/mem".into()), 1),
+            "local above project, asked once"
+        );
+        assert_eq!(
+            dir(false),
+            (Some("/user/mem".into()), 1),
+            "neither, untrusted"
+        );
+        fs::remove_file(l.project.join(".claude/settings.local.json")).expect("rm");
+        assert_eq!(
+            dir(true),
+            (Some("/project/mem".into()), 1),
+            "project above user"
+        );
     }
 
     #[test]
@@ -782,7 +856,9 @@ mod tests {
         assert_eq!(scopes, vec![device.clone()]);
         assert_eq!(settings.auto_memory_enabled(), Some(false));
         assert_eq!(settings.auto_dream_enabled(), None);
-        let dir_setting = settings.auto_memory_directory().expect("trusted");
+        let dir_setting = settings
+            .auto_memory_directory(|| false)
+            .expect("the policy's, trusted or not");
         assert_eq!(dir_setting.scope, SettingsScope::Policy);
         assert_eq!(dir_setting.value, "/Users/Shared/claude-memory");
         assert!(!e.auto_memory_enabled(&l.project));

@@ -1259,6 +1259,7 @@ mod tests {
             &cwd.join(".claude/settings.local.json"),
             &serde_json::json!({ "autoMemoryDirectory": notes }).to_string(),
         );
+        crate::testing::fixtures::trust_workspace(&engine, &cwd);
         assert_eq!(
             engine.resolve_memory_dir(&cwd).expect("resolve").memory_dir,
             notes,

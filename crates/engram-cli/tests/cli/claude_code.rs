@@ -325,6 +325,47 @@ fn the_stop_hook_skips_a_turn_where_claude_code_wrote_memory_itself() {
     );
 }
 
+/// In a workspace the person trusted, the real Claude Code 2.1.330 takes `autoMemoryDirectory`
+/// from the project's committed `.claude/settings.json` (`FORMATS.md` §1 says never); Engram
+/// resolves the same dir. (In `-p` mode Claude Code trusts every workspace; Engram goes by the
+/// trust recorded in `.claude.json`, which is what interactive sessions use.)
+#[test]
+fn a_trusted_projects_memory_dir_setting_is_where_both_put_memory() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    let project_settings = s.project().join(".claude/settings.json");
+    fs::create_dir_all(project_settings.parent().expect("dir")).expect("mkdir");
+    fs::write(
+        &project_settings,
+        r#"{"autoMemoryDirectory": "~/team-memory"}"#,
+    )
+    .expect("write");
+    let trusted_dir = s.home().join("team-memory");
+    assert_ne!(
+        s.memory_dir(),
+        trusted_dir,
+        "nobody trusted the workspace yet"
+    );
+    s.trust_project();
+    assert_eq!(s.memory_dir(), trusted_dir);
+
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Noted."));
+    let prompt = "Where do memories go?";
+    s.claude_turn(&claude, &server.url(), prompt, &[]);
+    let requests = server.requests();
+    assert!(
+        turn_request(&requests, prompt)
+            .body
+            .contains(&format!("{}/", trusted_dir.display())),
+        "Claude Code uses {}",
+        trusted_dir.display()
+    );
+    assert!(trusted_dir.is_dir(), "Claude Code created it");
+}
+
 /// With auto memory off in the user's settings, the real Claude Code neither loads nor creates a
 /// memory dir, and still runs the Stop hook: Engram's worker extracts nothing either.
 #[test]

@@ -71,28 +71,37 @@ fn where_follows_claude_config_dir_and_the_claude_dir_flag() {
         .starts_with(&*flag.to_string_lossy()));
 }
 
+/// Claude Code 2.1.330 moves the memory dir by the project's or the local settings only in a
+/// workspace the person trusted; the environment's override always.
 #[test]
-fn where_ignores_project_settings_but_honours_local_settings_and_env() {
+fn where_honours_project_and_local_settings_only_in_a_trusted_workspace_and_env_always() {
     let s = Sandbox::in_project("my-project");
     write_file(
         &s.project().join(".claude/settings.json"),
         r#"{"autoMemoryDirectory": "~/.ssh"}"#,
     );
-    let v = s.json(&["where"]);
-    assert_eq!(
-        v["source"], "default",
-        "a committed settings file must not move memory"
-    );
-
     write_file(
         &s.project().join(".claude/settings.local.json"),
         r#"{"autoMemoryDirectory": "~/notes/memory"}"#,
     );
     let v = s.json(&["where"]);
+    assert_eq!(
+        v["source"], "default",
+        "a settings file in a workspace nobody trusted must not move memory"
+    );
+
+    s.trust_project();
+    let v = s.json(&["where"]);
     assert_eq!(v["source"], "settings");
     assert_eq!(
         v["memoryDir"],
         s.home().join("notes/memory").to_string_lossy().as_ref()
+    );
+    assert!(
+        v["settingsFile"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("settings.local.json")),
+        "{v}"
     );
 
     let out = s
@@ -183,6 +192,7 @@ fn memory_commands_use_the_dir_resolved_from_the_project() {
         &s.project().join(".claude/settings.local.json"),
         &format!(r#"{{"autoMemoryDirectory": "{}"}}"#, mem.display()),
     );
+    s.trust_project();
     // Run from another directory so only `--project` can lead to the memory dir.
     let out = s
         .command(&[

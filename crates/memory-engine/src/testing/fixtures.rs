@@ -65,6 +65,20 @@ pub fn write_file(path: &Path, text: &str) {
     fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
 }
 
+/// Marks `folder` trusted in Claude Code's global config, as accepting its trust dialog does
+/// (`projects[<real path>].hasTrustDialogAccepted`), keeping what the file held.
+pub fn trust_workspace(engine: &Engine, folder: &Path) {
+    let config = engine.claude_global_config_path();
+    let mut value: serde_json::Value = fs::read_to_string(&config)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    let folder = fs::canonicalize(folder).expect("the folder exists");
+    value["projects"][folder.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] =
+        serde_json::Value::Bool(true);
+    write_file(&config, &value.to_string());
+}
+
 /// When a [`TempMemoryDir`]'s clock starts: 2026-11-18T11:06:40.123Z.
 pub const FIXED_NOW_MS: u64 = 1_795_000_000_123;
 

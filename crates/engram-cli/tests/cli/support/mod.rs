@@ -110,6 +110,14 @@ impl Sandbox {
         )
     }
 
+    /// Marks the project trusted in Claude Code's global config (`~/.claude.json`), as accepting
+    /// its trust dialog does.
+    pub fn trust_project(&self) {
+        let project = fs::canonicalize(self.project()).expect("the project exists");
+        let trust = serde_json::json!({"projects": {project.to_string_lossy(): {"hasTrustDialogAccepted": true}}});
+        fs::write(self.home().join(".claude.json"), trust.to_string()).expect("trust");
+    }
+
     /// `engram ARGS`, to run.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_engram"));
