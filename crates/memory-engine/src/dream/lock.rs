@@ -264,8 +264,16 @@ fn set_times(path: &Path, at: SystemTime) -> Result<()> {
         .at(path)
 }
 
+/// The holder's PID as Claude Code reads it, `parseInt(body, 10)`: the leading digits after
+/// whitespace, whatever follows them. 2.1.330 has a second form, `<pid>\n<last consolidation
+/// ms>`, for the lock it keeps through its storage layer; either reads as the same PID here.
+/// A body with no leading digits (empty after a rollback, a sign alone) names no holder.
 fn parse_pid(body: &[u8]) -> Option<u32> {
-    std::str::from_utf8(body).ok()?.trim().parse().ok()
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim_start();
+    let text = text.strip_prefix('+').unwrap_or(text);
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    text[..digits].parse().ok()
 }
 
 pub use crate::environment::pid_alive;
@@ -344,6 +352,36 @@ mod tests {
         })
         .expect_err("the record failed");
         assert_eq!(fs::read(d.memory.join(LOCK_FILE)).expect("read"), before);
+    }
+
+    /// Claude Code reads the holder with `parseInt`: a body it writes in its other form
+    /// (`<pid>\n<ms>`), or with trailing text, still names the PID, and a live holder blocks.
+    #[test]
+    fn the_holder_is_read_as_parse_int_reads_it() {
+        for (body, pid) in [
+            ("4242", Some(4242)),
+            (" 4242\n", Some(4242)),
+            ("4242\n1795000000123", Some(4242)),
+            ("+4242", Some(4242)),
+            ("4242abc", Some(4242)),
+            ("", None),
+            ("-4242", None),
+            ("abc", None),
+            ("99999999999", None),
+        ] {
+            assert_eq!(parse_pid(body.as_bytes()), pid, "{body:?}");
+        }
+        let d = dir();
+        let mut holder = sleeper();
+        let path = d.memory.join(LOCK_FILE);
+        fs::write(&path, format!("{}\n{}", holder.id(), (NOW - 600) * 1000)).expect("write");
+        set_times(&path, at(NOW - 600)).expect("utimes");
+        assert!(matches!(
+            try_acquire(&d.memory, at(NOW), 4242, &d.engram_lock).expect("try"),
+            Acquire::Held(_)
+        ));
+        holder.kill().expect("kill");
+        holder.wait().expect("wait");
     }
 
     #[test]
