@@ -7,7 +7,10 @@ import type { DreamPolicy } from "./DreamPolicy";
 export type DreamSettings = { enabled: boolean, 
 /**
  * Where `enabled` comes from: `engram` (its own setting), `claude` (Claude Code's
- * `autoDreamEnabled` in trusted settings) or `default` (off).
+ * `autoDreamEnabled` in trusted settings), `default` (off), or `autoMemory`: Claude Code's
+ * auto memory is off for the project (`CLAUDE_CODE_DISABLE_AUTO_MEMORY`,
+ * `autoMemoryEnabled`), which closes every dream's first gate whatever the rest says, as it
+ * closes Claude Code's own.
  */
 enabledSource: string, policy: DreamPolicy, minHours: number, minSessions: number, tokenBudget: number, 
 /**
