@@ -1,10 +1,12 @@
 //! `MEMORY.md`, the index Claude Code loads into every conversation (`FORMATS.md` §2).
 //!
-//! Loading reproduces Claude Code 2.1.88 exactly: strip frontmatter and HTML comments, trim; keep
+//! Loading reproduces Claude Code 2.1.330 exactly: strip frontmatter and HTML comments, trim; keep
 //! the first 200 lines; if the text is still over 25,000 UTF-16 units cut it at the last newline at
-//! or before that offset (a hard cut when there is none); then append the warning naming why. The
-//! limits are measured on the whole stripped text, so a file over both limits reports both even
-//! when dropping lines alone would have brought it under the size cap — as Claude Code does.
+//! or before that offset (a hard cut when there is none); then append the warning naming why and
+//! what was cut ("50 of 250 lines were cut off, starting at line 201 ("…")" — 2.1.88 said only
+//! "Only part of it was loaded."). The limits are measured on the whole stripped text, so a file
+//! over both limits reports both even when dropping lines alone would have brought it under the
+//! size cap — as Claude Code does.
 //!
 //! Entries are `- [Title](file.md) — hook` lines; real indexes also use `*`/`+` bullets, other
 //! separators (`–`, `-`, `:`) or none, `##` section headings and intro prose, all of which are kept
@@ -115,9 +117,32 @@ pub fn load_index_text(raw: &str) -> LoadedIndex {
         (true, false) => format!("{line_count} lines (limit: {MAX_INDEX_LINES})"),
         _ => format!("{line_count} lines and {}", format_file_size(units)),
     };
+    let what_was_cut = if last_complete {
+        // The first line cut, trimmed and shortened as Claude Code quotes it.
+        let first_cut = trimmed[kept.len() + 1..]
+            .split('\n')
+            .next()
+            .unwrap_or_default()
+            .trim();
+        let quoted = if first_cut.is_empty() {
+            String::new()
+        } else {
+            format!(" (\"{}\")", shorten_at_word(first_cut, 80))
+        };
+        format!(
+            "{} of {line_count} lines were cut off, starting at line {}{quoted}",
+            line_count - complete_lines,
+            complete_lines + 1
+        )
+    } else {
+        format!(
+            "everything after the first {} characters of line 1 was cut off",
+            utf16_len(kept)
+        )
+    };
     let warning = format!(
-        "> WARNING: {INDEX_FILE} is {reason}. Only part of it was loaded. Keep index entries to \
-         one line under ~200 chars; move detail into topic files."
+        "> WARNING: {INDEX_FILE} is {reason}. Only part of it was loaded: {what_was_cut}. Keep \
+         index entries to one line under ~200 chars; move detail into topic files."
     );
     loaded.content = format!("{kept}\n\n{warning}");
     loaded.truncated = true;
@@ -150,6 +175,37 @@ pub fn format_file_size(bytes: usize) -> String {
 
 fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
+}
+
+/// Claude Code's way of quoting a line in at most `max` UTF-16 units: whole when it fits, else
+/// its first `max - 1` units cut back to the last word when that keeps more than half, then `…`.
+fn shorten_at_word(text: &str, max: usize) -> String {
+    if utf16_len(text) <= max {
+        return text.to_owned();
+    }
+    let head = cut_at_utf16_hard(text, max - 1);
+    // JavaScript's `head.search(/\s\S*$/)`: the last whitespace.
+    let at_word = head
+        .rfind(char::is_whitespace)
+        .map_or("", |at| head[..at].trim_end());
+    let kept = if utf16_len(at_word) * 2 > max {
+        at_word
+    } else {
+        head.trim_end()
+    };
+    format!("{kept}\u{2026}")
+}
+
+/// The longest prefix of `text` within `max` UTF-16 units, never half a surrogate pair.
+fn cut_at_utf16_hard(text: &str, max: usize) -> &str {
+    let mut units = 0;
+    for (at, c) in text.char_indices() {
+        units += c.len_utf16();
+        if units > max {
+            return &text[..at];
+        }
+    }
+    text
 }
 
 /// Byte offset of the `n`th `\n` (1-based), if there are that many.
@@ -620,7 +676,8 @@ mod tests {
         assert_eq!(load_index_text(&raw).entries.len(), 4, "nothing hidden");
     }
 
-    const WARNING_TAIL: &str = ". Only part of it was loaded. Keep index entries to one line under ~200 chars; move detail into topic files.";
+    const WARNING_TAIL: &str =
+        ". Keep index entries to one line under ~200 chars; move detail into topic files.";
 
     /// What was loaded of the index, without the warning appended to it.
     fn loaded_part(loaded: &LoadedIndex) -> &str {
@@ -740,10 +797,13 @@ mod tests {
         let loaded = load_index_text(&raw);
         assert!(loaded.truncated);
         let expected_kept = raw.lines().take(200).collect::<Vec<_>>().join("\n");
+        let first_cut = raw.lines().nth(200).expect("line 201").trim();
         assert_eq!(
             loaded.content,
             format!(
-                "{expected_kept}\n\n> WARNING: MEMORY.md is 250 lines (limit: 200){WARNING_TAIL}"
+                "{expected_kept}\n\n> WARNING: MEMORY.md is 250 lines (limit: 200). Only part of it \
+                 was loaded: 50 of 250 lines were cut off, starting at line 201 (\"{first_cut}\")\
+                 {WARNING_TAIL}"
             )
         );
         assert_eq!(loaded.cut_from_line, Some(201));
@@ -763,8 +823,19 @@ mod tests {
             raw.lines().take(83).collect::<Vec<_>>().join("\n"),
             "83 × 301 = 24,983 ≤ 25,000"
         );
+        // Line 84 is quoted in 79 units and `…`: cut back to its last word it would keep less
+        // than half of that.
+        let quoted: String = raw
+            .lines()
+            .nth(83)
+            .expect("line 84")
+            .chars()
+            .take(79)
+            .collect();
         assert!(loaded.content.ends_with(&format!(
-            "> WARNING: MEMORY.md is 29.4KB (limit: 24.4KB) — index entries are too long{WARNING_TAIL}"
+            "> WARNING: MEMORY.md is 29.4KB (limit: 24.4KB) — index entries are too long. Only \
+             part of it was loaded: 17 of 100 lines were cut off, starting at line 84 \
+             (\"{quoted}\u{2026}\"){WARNING_TAIL}"
         )));
         assert_eq!(loaded.cut_from_line, Some(84));
         assert_eq!(loaded.lines_cut, 17);
@@ -779,7 +850,14 @@ mod tests {
         let loaded = load_index_text(&raw);
         assert_eq!(
             loaded.warning.as_deref(),
-            Some(format!("> WARNING: MEMORY.md is 300 lines and 35.4KB{WARNING_TAIL}").as_str())
+            Some(
+                format!(
+                    "> WARNING: MEMORY.md is 300 lines and 35.4KB. Only part of it was loaded: 100 \
+                     of 300 lines were cut off, starting at line 201 (\"{}\u{2026}\"){WARNING_TAIL}",
+                    raw.lines().nth(200).expect("line 201").chars().take(79).collect::<String>()
+                )
+                .as_str()
+            )
         );
         let kept = loaded_part(&loaded);
         assert_eq!(kept.lines().count(), 200);
@@ -809,9 +887,61 @@ mod tests {
         assert_eq!(loaded.cut_from_line, Some(1));
         assert_eq!(loaded.bytes_cut, 5_000);
         assert!(
-            loaded.content.contains("29.3KB (limit: 24.4KB)"),
+            loaded.content.contains(
+                "29.3KB (limit: 24.4KB) — index entries are too long. Only part of it was \
+                 loaded: everything after the first 25000 characters of line 1 was cut off."
+            ),
             "{}",
             &loaded.content[25_000..]
+        );
+    }
+
+    /// The warning Claude Code 2.1.330 put in its request to the model for a 250-line index (its
+    /// lines `- [Fact NNN](fNNN.md) — lineNNNx wwwwwwwwww`), copied from that request.
+    #[test]
+    fn the_warning_names_what_was_cut_as_claude_code_2_1_330_does() {
+        let raw: Vec<String> = (1..=250)
+            .map(|i| format!("- [Fact {i:03}](f{i:03}.md) \u{2014} line{i:03}x wwwwwwwwww"))
+            .collect();
+        let loaded = load_index_text(&raw.join("\n"));
+        assert_eq!(
+            loaded.warning.as_deref(),
+            Some(
+                "> WARNING: MEMORY.md is 250 lines (limit: 200). Only part of it was loaded: 50 \
+                 of 250 lines were cut off, starting at line 201 (\"- [Fact 201](f201.md) \u{2014} \
+                 line201x wwwwwwwwww\"). Keep index entries to one line under ~200 chars; move \
+                 detail into topic files."
+            )
+        );
+        // A blank first cut line is not quoted.
+        let blank = format!("{}\n\n{}", raw[..200].join("\n"), raw[200..].join("\n"));
+        let warning = load_index_text(&blank).warning.expect("cut");
+        assert!(
+            warning.contains("51 of 251 lines were cut off, starting at line 201. Keep"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_to_its_last_word_when_that_keeps_more_than_half() {
+        let words =
+            "Releases are cut on Thursdays from the main branch after the full suite passes \
+                     and the changelog is reviewed";
+        assert_eq!(
+            shorten_at_word(words, 80),
+            "Releases are cut on Thursdays from the main branch after the full suite passes\u{2026}"
+        );
+        assert_eq!(shorten_at_word("short line", 80), "short line");
+        let one_word = "x".repeat(100);
+        assert_eq!(
+            shorten_at_word(&one_word, 80),
+            format!("{}\u{2026}", "x".repeat(79))
+        );
+        // Never half of a surrogate pair.
+        let emoji = "😀".repeat(50);
+        assert_eq!(
+            shorten_at_word(&emoji, 80),
+            format!("{}\u{2026}", "😀".repeat(39))
         );
     }
 

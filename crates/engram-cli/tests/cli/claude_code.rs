@@ -325,6 +325,54 @@ fn the_stop_hook_skips_a_turn_where_claude_code_wrote_memory_itself() {
     );
 }
 
+/// An index over the caps: the warning Claude Code puts in its request, naming what it cut, is
+/// the one `engram index` shows (`LoadedIndex::warning`), word for word.
+#[test]
+fn an_index_over_its_caps_is_cut_and_warned_about_as_claude_code_does() {
+    let Some(claude) = claude_binary() else {
+        eprintln!("skipped: no `claude` binary (set ENGRAM_TEST_CLAUDE or put it on PATH)");
+        return;
+    };
+    let s = sandbox();
+    let dir = s.memory_dir();
+    fs::create_dir_all(&dir).expect("memory dir");
+    let index: Vec<String> = (1..=230)
+        .map(|i| {
+            format!(
+                "- [Fact {i}](fact_{i}.md) \u{2014} the release checklist item number {i} that \
+                 someone wrote out at length, well past eighty characters"
+            )
+        })
+        .collect();
+    fs::write(dir.join("MEMORY.md"), index.join("\n")).expect("index");
+    let shown = engram(&s, &["index"]);
+    let warning = shown["warning"].as_str().expect("a warning");
+    assert!(
+        warning.contains("of 230 lines were cut off, starting at line"),
+        "{warning}"
+    );
+
+    let server = ScriptedServer::handler(|_, _| wire::anthropic_stream_text("Noted."));
+    let prompt = "What is on the release checklist?";
+    s.claude_turn(&claude, &server.url(), prompt, &[]);
+    let requests = server.requests();
+    let sent = turn_request(&requests, prompt).json().to_string();
+    let sent: String = serde_json::from_str::<Value>(&sent)
+        .expect("json")
+        .pointer("/messages")
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    let at = sent
+        .find("> WARNING: MEMORY.md")
+        .expect("Claude Code warns");
+    let claude_warning: String = serde_json::from_str(&format!(
+        "\"{}\"",
+        &sent[at..at + sent[at..].find("topic files.").expect("its end") + "topic files.".len()]
+    ))
+    .expect("unescaped");
+    assert_eq!(claude_warning, warning);
+}
+
 /// In a workspace the person trusted, the real Claude Code 2.1.330 takes `autoMemoryDirectory`
 /// from the project's committed `.claude/settings.json` (`FORMATS.md` §1 says never); Engram
 /// resolves the same dir. (In `-p` mode Claude Code trusts every workspace; Engram goes by the
