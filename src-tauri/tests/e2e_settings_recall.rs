@@ -288,6 +288,10 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         .await;
     }
 
+    // The last cards: the gap between them and the Setup card's buttons, inset like the text.
+    scroll_into_view(&client, "[data-testid='remove-hooks']").await;
+    screenshot(&client, "settings-setup.png").await;
+
     // Recall in the project: the configured model picks the memory about the currency bug.
     // The sidebar's first section (its label's ellipsis styling hides it from WebDriver's text).
     click(

@@ -128,6 +128,24 @@ describe("the Settings view", () => {
     ).toContain("In force: OpenAI-compatible, because it is the provider saved in config.toml");
   });
 
+  it("keeps Ctrl+S from the webview while the settings are still being read, and saves nothing", async () => {
+    let answer: (setup: ReturnType<typeof llmSetup>) => void = () => {};
+    const shell = mockShell({ llm_setup: () => new Promise((resolve) => (answer = resolve)) });
+    render(SettingsView);
+    expect(screen.getByText("Reading settings…")).toBeTruthy();
+
+    const event = new KeyboardEvent("keydown", { key: "s", ctrlKey: true, cancelable: true });
+    window.dispatchEvent(event);
+    expect(event.defaultPrevented, "the webview never sees it (WebView2 would offer to save the page)").toBe(true);
+    const typed = new KeyboardEvent("keydown", { key: "s", cancelable: true });
+    window.dispatchEvent(typed);
+    expect(typed.defaultPrevented, "a plain s is typing").toBe(false);
+
+    answer(llmSetup());
+    await screen.findByRole("radio", { name: /Offline/ });
+    expect(shell.of("save_llm_setup")).toHaveLength(0);
+  });
+
   it("explains a config.toml it cannot read, and retries", async () => {
     let broken = true;
     mockShell({
