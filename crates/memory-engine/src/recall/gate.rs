@@ -84,9 +84,9 @@ impl Bars {
     /// measured did better offline: a
     /// lower bar for one shared word when the prompt's words are known to the dir, or for a
     /// word only one memory has, injects about as many questions more as it finds memories.
-    /// Nor did evidence from outside the dir: synonyms from a thesaurus (WordNet) or static
-    /// word vectors (GloVe) find a paraphrase for every one to ten questions more they inject
-    /// (`docs/reliability.md`, limits).
+    /// Nor did evidence from outside the dir: synonyms from a thesaurus (WordNet), static
+    /// word vectors (GloVe) or a static table distilled from the local model find a paraphrase
+    /// for every one to ten questions more they inject (`docs/reliability.md`, limits).
     pub const CHOSEN: Bars = Bars {
         min_words: 2,
         min_coverage: 0.2,
