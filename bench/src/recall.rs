@@ -112,7 +112,10 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
 
     // The gate's trade-off: each provider's own bars moved around the chosen ones.
     let chosen = Bars::CHOSEN;
-    let offline_settings: Vec<(String, Bars)> =
+    // Offline: first blind to the prompt's form (every prompt held to the general question's
+    // bars, as before the form was read), then the form read with the bar for prompts set in the
+    // project moved.
+    let mut offline_settings: Vec<(String, Bars)> =
         [(1, 0.15), (2, 0.15), (2, 0.2), (2, 0.25), (2, 0.3)]
             .into_iter()
             .map(|(min_words, min_coverage)| {
@@ -125,16 +128,32 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     } else {
                         chosen.alone_coverage
                     },
+                    project_coverage: f64::INFINITY,
                     ..chosen
                 };
-                let before = if min_words == 1 { " (before)" } else { "" };
+                let before = if min_words == 1 { " (first)" } else { "" };
                 let words = if min_words == 1 { "word" } else { "words" };
                 (
-                    format!("{min_words} {words}, {:.0} %{before}", min_coverage * 100.0),
+                    format!(
+                        "form blind: {min_words} {words}, {:.0} %{before}",
+                        min_coverage * 100.0
+                    ),
                     bars,
                 )
             })
             .collect();
+    for project_coverage in [0.1, 0.15, 0.2, 0.25] {
+        offline_settings.push((
+            format!(
+                "general 2 words, 20 %; project {:.0} %",
+                project_coverage * 100.0
+            ),
+            Bars {
+                project_coverage,
+                ..chosen
+            },
+        ));
+    }
     // Local: the first pass's gate (the model's mean, 3σ per unit of shared coverage), the
     // known share on the model's mean, then the prompt's own baseline with its bar moved.
     let model_mean = Bars {

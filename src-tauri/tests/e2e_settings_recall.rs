@@ -370,7 +370,7 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     click_text(&client, "[data-testid='recall-panel'] button", "Run").await;
     // The over-budget run before ranked locally and its summary also reads "model tokens:
     // offline": wait for the offline gate's own verdict, not the summary, or this reads it.
-    wait_until_text(&client, ".results li:first-child", "needs 2 words").await;
+    wait_until_text(&client, ".results li:first-child", "needs 15 %").await;
     wait_until_text(
         &client,
         "[data-testid='recall-summary']",
@@ -388,13 +388,16 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         "the matched words and the cost are shown: {why}"
     );
     assert!(
-        why.contains("of the prompt's") && why.contains("needs 2 words"),
+        why.contains("of the prompt's")
+            && why.contains("needs 15 % (the prompt is set in the project)"),
         "the relevance gate's verdict is shown: {why}"
     );
     let gate = wait_for(&client, "[data-testid='recall-gate']").await;
     let gate = gate.text().await.expect("gate");
     assert!(
-        gate.contains("Relevance gate") && gate.contains("covering 20 %"),
+        gate.contains("Relevance gate")
+            && gate.contains("set in the project")
+            && gate.contains("covering 15 %"),
         "the gate's rule is shown: {gate}"
     );
     screenshot(&client, "recall-offline.png").await;

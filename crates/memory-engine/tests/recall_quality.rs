@@ -65,7 +65,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let text = report("lexical", &measured);
     println!("{text}");
     assert!(measured.overall.prompts >= 60, "{text}");
-    assert!(measured.overall.recall_at_5 >= 0.5, "{text}");
+    assert!(measured.overall.recall_at_5 >= 0.6, "{text}");
     assert!(measured.overall.none >= 6, "{text}");
     assert_eq!(
         measured.overall.none_silent, measured.overall.none,
@@ -79,11 +79,48 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let text = report("lexical, held out", &heldout);
     println!("{text}");
     assert!(heldout.overall.prompts >= 60, "{text}");
-    assert!(heldout.overall.recall_at_5 >= 0.45, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.55, "{text}");
     assert!(heldout.by_kind["keyword"].recall_at_5 >= 0.85, "{text}");
     assert!(
         heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
         "{text}"
+    );
+
+    // A request set in the project finds its memory by the one word it shares with it, which
+    // a general question could not.
+    let tokio = fx
+        .engine
+        .recall(
+            &Path::new(RECALL_SET).join("tidy-cli"),
+            &RecallRequest {
+                query: "Let's use tokio to read files concurrently".into(),
+                ..RecallRequest::default()
+            },
+            &Selector::Lexical,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("recall");
+    let found = tokio
+        .results
+        .iter()
+        .find(|r| r.file == "project_async.md")
+        .unwrap_or_else(|| panic!("{:?}", tokio.results));
+    assert!(
+        found
+            .verdict
+            .as_deref()
+            .is_some_and(|v| v.starts_with("shares 1 of")
+                && v.ends_with("needs 15 % (the prompt is set in the project)")),
+        "{:?}",
+        found.verdict
+    );
+    assert_eq!(
+        tokio.gate.as_deref(),
+        Some(
+            "the prompt reads as set in the project (\"let's\"): a memory must share words \
+             covering 15 % of its weight"
+        )
     );
 }
 
@@ -125,10 +162,9 @@ async fn ordinary_questions_inject_nothing_offline() {
          alone"
     );
     assert!(
-        pipefail
-            .gate
-            .as_deref()
-            .is_some_and(|g| g.contains("2 of the prompt's words")),
+        pipefail.gate.as_deref().is_some_and(|g| g
+            .starts_with("the prompt reads as a general question (\"what …\")")
+            && g.contains("2 of the prompt's words")),
         "{:?}",
         pipefail.gate
     );

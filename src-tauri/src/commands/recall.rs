@@ -148,10 +148,15 @@ mod tests {
         assert!(
             top["verdict"]
                 .as_str()
-                .is_some_and(|v| v.starts_with("shares ") && v.contains("needs 2 words")),
+                .is_some_and(|v| v.starts_with("shares ") && v.contains("needs 15 %")),
             "{top}"
         );
-        assert!(report["gate"].is_string(), "{report}");
+        assert!(
+            report["gate"]
+                .as_str()
+                .is_some_and(|g| g.starts_with("the prompt reads as set in the project")),
+            "{report}"
+        );
         assert_eq!(
             report["providerReason"],
             "no provider is configured and the local model is not installed (engram models fetch)"

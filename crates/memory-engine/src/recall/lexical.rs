@@ -1,9 +1,10 @@
 //! The offline selector: the corpus's BM25F index (name ×2, file name ×1.5, description ×1, body
 //! ×0.5 — the words a memory shows only in its text still count, less than the words that say
-//! what it is), the relevance gate's lexical verdict ([`gate::LexicalEvidence`]), then the shared
-//! cut in [`choose`].
+//! what it is), the relevance gate's lexical verdict ([`gate::LexicalEvidence`], asked of it by
+//! the prompt's form), then the shared cut in [`choose`].
 
 use super::gate::{self, Bars, LexicalEvidence};
+use super::prompt_form::PromptForm;
 use super::{PassedOver, PassedOverWhy, Selected};
 use crate::corpus::Corpus;
 use crate::scan::MemoryHeader;
@@ -24,9 +25,15 @@ pub(super) struct Ranked {
     pub verdict: String,
 }
 
-/// The offered files of `corpus` sharing a word with `query`, best first, each with the offline
-/// gate's verdict.
-pub(super) fn rank(corpus: &Corpus, query: &str, offered: &[bool], bars: &Bars) -> Vec<Ranked> {
+/// The offered files of `corpus` sharing a word with `query` (a prompt of `form`), best first,
+/// each with the offline gate's verdict.
+pub(super) fn rank(
+    corpus: &Corpus,
+    query: &str,
+    form: &PromptForm,
+    offered: &[bool],
+    bars: &Bars,
+) -> Vec<Ranked> {
     corpus
         .lexical
         .search(query)
@@ -37,6 +44,7 @@ pub(super) fn rank(corpus: &Corpus, query: &str, offered: &[bool], bars: &Bars) 
                 words: hit.matched.len(),
                 prompt_words: hit.query_terms,
                 coverage: hit.coverage,
+                general_question: form.general,
             };
             Ranked {
                 index: hit.doc,
@@ -96,7 +104,7 @@ pub(super) fn choose(
     (selected, passed_over)
 }
 
-/// The gate's rule for offline recall, in words.
-pub(super) fn rule(bars: &Bars) -> String {
-    gate::lexical_rule(bars)
+/// The gate's rule for offline recall, for a prompt of `form`, in words.
+pub(super) fn rule(bars: &Bars, form: &PromptForm) -> String {
+    gate::lexical_rule(bars, form)
 }

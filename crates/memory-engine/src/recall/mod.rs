@@ -50,6 +50,7 @@ use crate::staleness::{age_label, memory_age_days, staleness_caveat};
 
 pub mod gate;
 mod lexical;
+pub mod prompt_form;
 #[cfg(any(test, feature = "test-support"))]
 pub mod quality;
 mod semantic;
@@ -593,8 +594,9 @@ impl Engine {
 
         let selected = match &client {
             None => {
-                let mut ranked = lexical::rank(&corpus, &request.query, &offered, bars);
-                report.gate = Some(lexical::rule(bars));
+                let form = prompt_form::read(&request.query);
+                let mut ranked = lexical::rank(&corpus, &request.query, &form, &offered, bars);
+                report.gate = Some(lexical::rule(bars, &form));
                 if let Selector::Semantic(embedder) = selector {
                     let embedder = Arc::clone(embedder);
                     let query = request.query.clone();

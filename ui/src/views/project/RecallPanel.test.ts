@@ -212,7 +212,7 @@ describe("the Recall panel", () => {
     await fireEvent.click(screen.getByRole("button", { name: /Run/ }));
 
     expect(await screen.findByText("Nothing would be injected")).toBeTruthy();
-    expect(screen.getByText(/No memory passed the relevance gate: a memory must share 2/)).toBeTruthy();
+    expect(screen.getByText(/No memory passed the relevance gate: the prompt reads as a general question \("how …"\): a memory must share 2/)).toBeTruthy();
   });
 
   it("shows a failure in place with the next step, and recovers on retry", async () => {
