@@ -12,7 +12,7 @@ use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::recall::quality::{
     self as recall_set, Measured, Silence, HELDOUT_SET, RECALL_SET,
 };
-use memory_engine::recall::{Bars, RecallRequest, Selector};
+use memory_engine::recall::{Bars, RecallReport, RecallRequest, Selector};
 use memory_engine::testing::fixtures::{self, TempMemoryDir};
 use memory_engine::testing::{Reply, ScriptedServer};
 use memory_engine::{Engine, Environment};
@@ -38,6 +38,22 @@ fn silence_report(name: &str, silence: &Silence) -> String {
         text.push_str(&format!("  {injection}\n"));
     }
     text
+}
+
+/// Offline recall for `query` in the tuning set's memory dir `dir`.
+async fn offline_recall(engine: &Engine, dir: &str, query: &str) -> RecallReport {
+    engine
+        .recall(
+            &Path::new(RECALL_SET).join(dir),
+            &RecallRequest {
+                query: query.into(),
+                ..RecallRequest::default()
+            },
+            &Selector::Lexical,
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("recall")
 }
 
 /// Asks each half of the questions in its set's dirs: the tuning half in `bench/recall-set`,
@@ -88,19 +104,12 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
 
     // A request set in the project finds its memory by the one word it shares with it, which
     // a general question could not.
-    let tokio = fx
-        .engine
-        .recall(
-            &Path::new(RECALL_SET).join("tidy-cli"),
-            &RecallRequest {
-                query: "Let's use tokio to read files concurrently".into(),
-                ..RecallRequest::default()
-            },
-            &Selector::Lexical,
-            &CancellationToken::new(),
-        )
-        .await
-        .expect("recall");
+    let tokio = offline_recall(
+        &fx.engine,
+        "tidy-cli",
+        "Let's use tokio to read files concurrently",
+    )
+    .await;
     let found = tokio
         .results
         .iter()
@@ -137,19 +146,12 @@ async fn ordinary_questions_inject_nothing_offline() {
         assert!(silence.pairs >= 200, "{text}");
         assert!(silence.rate() <= 0.15, "{text}");
     }
-    let pipefail = fx
-        .engine
-        .recall(
-            &Path::new(RECALL_SET).join("datapipe"),
-            &RecallRequest {
-                query: "What does set -euo pipefail do in a bash script?".into(),
-                ..RecallRequest::default()
-            },
-            &Selector::Lexical,
-            &CancellationToken::new(),
-        )
-        .await
-        .expect("recall");
+    let pipefail = offline_recall(
+        &fx.engine,
+        "datapipe",
+        "What does set -euo pipefail do in a bash script?",
+    )
+    .await;
     assert!(pipefail.results.is_empty(), "{:?}", pipefail.results);
     let script = pipefail
         .passed_over

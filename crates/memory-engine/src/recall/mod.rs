@@ -14,8 +14,9 @@
 //!    - offline ([`lexical`]): BM25F over each file's name, file name, description and body,
 //!      stemmed; local ([`semantic`]): that, combined with sentence-vector similarity. Either
 //!      way the relevance gate ([`gate`]) decides which files are about the prompt at all — so
-//!      a prompt nothing relates to injects nothing — and says why for each; one scoring under
-//!      a quarter of the best is noise, and neither is chosen.
+//!      a prompt nothing relates to injects nothing, and offline a general question asks more
+//!      of a memory than a prompt set in the project ([`prompt_form`]) — and says why for each;
+//!      one scoring under a quarter of the best is noise, and neither is chosen.
 //! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
 //!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
 //!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
