@@ -127,8 +127,8 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     assert_eq!(
         tokio.gate.as_deref(),
         Some(
-            "the prompt reads as set in the project (\"let's\"): a memory must share words \
-             covering 15 % of its weight"
+            "the prompt reads as set in the project (it says \"let's\"): a memory must share \
+             words covering 15 % of its weight"
         )
     );
 }

@@ -472,8 +472,8 @@ mod tests {
         let form = super::super::prompt_form::read("Let's use tokio here");
         assert_eq!(
             lexical_rule(&bars, &form),
-            "the prompt reads as set in the project (\"let's\"): a memory must share words \
-             covering 15 % of its weight"
+            "the prompt reads as set in the project (it says \"let's\"): a memory must share \
+             words covering 15 % of its weight"
         );
     }
 

@@ -33,7 +33,7 @@
 pub struct PromptForm {
     /// A general question: a memory needs the gate's full lexical evidence.
     pub general: bool,
-    /// Why, in words: `a general question ("how …")`, `set in the project ("we")`.
+    /// Why, in words: `a general question ("how …")`, `set in the project (it says "we")`.
     pub why: String,
 }
 
@@ -119,7 +119,7 @@ pub fn read(prompt: &str) -> PromptForm {
         .iter()
         .find(|w| SHARED_SITUATION.contains(&w.as_str()))
     {
-        return in_project(format!("set in the project (\"{word}\")"));
+        return in_project(format!("set in the project (it says \"{word}\")"));
     }
     let mut rest = skip_greetings(&words);
     if rest.len() > 1 && POLITE.contains(&rest[0].as_str()) && rest[1] == "you" {
@@ -140,7 +140,9 @@ pub fn read(prompt: &str) -> PromptForm {
             why: format!("a general question (\"{opening} …\")"),
         }
     } else {
-        in_project(format!("set in the project (\"{opening} …\")"))
+        in_project(format!(
+            "set in the project (it opens with \"{opening}\", not as a general question)"
+        ))
     }
 }
 
@@ -236,11 +238,11 @@ mod tests {
         }
         assert_eq!(
             read("Why does our build take 20 minutes?").why,
-            "set in the project (\"our\")"
+            "set in the project (it says \"our\")"
         );
         assert_eq!(
             read("Bump the Node version in CI").why,
-            "set in the project (\"bump …\")"
+            "set in the project (it opens with \"bump\", not as a general question)"
         );
     }
 
