@@ -126,7 +126,7 @@ pub fn read(prompt: &str) -> PromptForm {
         rest = skip_greetings(&rest[2..]);
     }
     let Some(opening) = rest.first() else {
-        return in_project("no question or request in words".to_owned());
+        return in_project("set in the project (nothing outside code)".to_owned());
     };
     let making_generic = MAKING.contains(&opening.as_str())
         && rest
