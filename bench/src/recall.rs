@@ -1,10 +1,12 @@
 //! Recall quality on the labeled sets (`bench/recall-set/`, tuned on, and `bench/recall-heldout/`,
-//! never tuned on): recall@5, MRR and how many of the prompts nothing relates to inject nothing,
+//! never tuned on): recall@5, MRR, memories injected a prompt and the share of them labeled
+//! relevant, how many of the prompts nothing relates to inject nothing,
 //! and how many ordinary questions no memory answers (`bench/recall-questions.toml`, its tuning
 //! half asked in the first set's dirs, its held-out half in the second's) inject anything — per
 //! provider: `offline` (lexical), and `local` (hybrid with the real local model) when the model
 //! is installed. Then the relevance gate's trade-off: recall@5 against questions wrongly injected
-//! for neighbouring settings of its bars, the chosen one among them.
+//! for neighbouring settings of its bars, the chosen one among them, with the memories each
+//! injects a prompt.
 
 use std::path::Path;
 
@@ -18,9 +20,11 @@ const HALVES: [(&str, &str, &str); 2] = [
     ("held out", HELDOUT_SET, "heldout"),
 ];
 
-/// Recall@5 and the questions injected for one provider, gate setting and half.
+/// Recall@5, memories a prompt and the questions injected for one provider, gate setting and
+/// half.
 struct Point {
     recall_at_5: f64,
+    injected_per_prompt: f64,
     injected: usize,
     pairs: usize,
 }
@@ -47,6 +51,7 @@ fn point(
     ));
     Point {
         recall_at_5: measured.overall.recall_at_5,
+        injected_per_prompt: measured.overall.injected_per_prompt,
         injected: silence.injected,
         pairs: silence.pairs,
     }
@@ -64,8 +69,17 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     println!();
     println!(
-        "{:<9} {:<9} {:<11} {:>7} {:>9} {:>6}  {:>12}  {:>20}",
-        "recall", "set", "prompts", "n", "recall@5", "MRR", "none: silent", "questions injected"
+        "{:<9} {:<9} {:<11} {:>7} {:>9} {:>6} {:>9} {:>9}  {:>12}  {:>20}",
+        "recall",
+        "set",
+        "prompts",
+        "n",
+        "recall@5",
+        "MRR",
+        "a prompt",
+        "relevant",
+        "none: silent",
+        "questions injected"
     );
     for (name, selector) in selectors {
         for (set_name, set, half) in HALVES {
@@ -79,13 +93,15 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             ));
             let overall = &measured.overall;
             println!(
-                "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2}  {:>9}/{:<2}  {:>20}",
+                "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2} {:>9.2} {:>9.2}  {:>9}/{:<2}  {:>20}",
                 name,
                 set_name,
                 "all",
                 overall.prompts,
                 overall.recall_at_5,
                 overall.mrr,
+                overall.injected_per_prompt,
+                overall.precision,
                 overall.none_silent,
                 overall.none,
                 injected(silence.injected, silence.pairs)
@@ -95,8 +111,15 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     continue;
                 }
                 println!(
-                    "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2}",
-                    name, set_name, kind, quality.prompts, quality.recall_at_5, quality.mrr
+                    "{:<9} {:<9} {:<11} {:>7} {:>9.2} {:>6.2} {:>9.2} {:>9.2}",
+                    name,
+                    set_name,
+                    kind,
+                    quality.prompts,
+                    quality.recall_at_5,
+                    quality.mrr,
+                    quality.injected_per_prompt,
+                    quality.precision
                 );
             }
             if std::env::var_os("ENGRAM_BENCH_MISSES").is_some() {
@@ -154,6 +177,20 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             },
         ));
     }
+    // The relative floor around each provider's chosen one: what a higher floor saves in
+    // memories a prompt, and what it costs in recall.
+    for lexical_floor in [0.25, 0.3, 0.5] {
+        offline_settings.push((
+            format!(
+                "chosen, but floor {:.0} % of the best",
+                lexical_floor * 100.0
+            ),
+            Bars {
+                lexical_floor,
+                ..chosen
+            },
+        ));
+    }
     // Local: the first pass's gate (the model's mean, 3σ per unit of shared coverage), the
     // known share on the model's mean, then the prompt's own baseline with its bar moved.
     let model_mean = Bars {
@@ -189,11 +226,26 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     for prompt in [3.25, 3.5, 3.625, 3.75, 4.0] {
         local_settings.push((format!("own baseline {prompt}σ"), Bars { prompt, ..chosen }));
     }
+    for semantic_floor in [0.25, 0.35, 0.4] {
+        local_settings.push((
+            format!(
+                "chosen, but floor {:.0} % of the best",
+                semantic_floor * 100.0
+            ),
+            Bars {
+                semantic_floor,
+                ..chosen
+            },
+        ));
+    }
     println!();
-    println!("relevance gate: recall@5 against ordinary questions wrongly injected (* = chosen)");
     println!(
-        "{:<9} {:<41} {:>9} {:>20}   {:>9} {:>20}",
-        "recall", "gate", "tuning", "injected", "held out", "injected"
+        "relevance gate: recall@5 and memories a prompt against ordinary questions wrongly \
+         injected (* = chosen)"
+    );
+    println!(
+        "{:<9} {:<41} {:>9} {:>9} {:>20}   {:>9} {:>9} {:>20}",
+        "recall", "gate", "tuning", "a prompt", "injected", "held out", "a prompt", "injected"
     );
     for (name, selector) in selectors {
         let settings = if matches!(selector, Selector::Semantic(_)) {
@@ -206,12 +258,14 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             let held_out = point(&runtime, engine, selector, bars, (HELDOUT_SET, "heldout"));
             let mark = if *bars == chosen { "*" } else { " " };
             println!(
-                "{:<9} {mark}{:<40} {:>9.2} {:>20}   {:>9.2} {:>20}",
+                "{:<9} {mark}{:<40} {:>9.2} {:>9.2} {:>20}   {:>9.2} {:>9.2} {:>20}",
                 name,
                 label,
                 tuning.recall_at_5,
+                tuning.injected_per_prompt,
                 injected(tuning.injected, tuning.pairs),
                 held_out.recall_at_5,
+                held_out.injected_per_prompt,
                 injected(held_out.injected, held_out.pairs)
             );
         }

@@ -51,10 +51,11 @@ export function matchedTerms(reason: string): string[] | null {
     .filter((term) => term.length > 0);
 }
 
-export function passedOverText(why: PassedOverWhy, limit: number): string {
+/** Why a match was passed over; `share` is its score as a share of the best one's. */
+export function passedOverText(why: PassedOverWhy, limit: number, share: number): string {
   switch (why) {
     case "belowFloor":
-      return "Too weak: under a quarter of the best match's score";
+      return `Too weak: ${Math.round(share * 100)} % of the best match's score`;
     case "overLimit":
       return `Over the limit: ${limit} better matches were injected`;
     case "unrelated":

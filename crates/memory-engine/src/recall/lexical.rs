@@ -9,9 +9,6 @@ use super::{PassedOver, PassedOverWhy, Selected};
 use crate::corpus::Corpus;
 use crate::scan::MemoryHeader;
 
-/// Matches scoring below this fraction of the best are noise next to it.
-pub(super) const RELATIVE_FLOOR: f64 = 0.25;
-
 /// One candidate's standing, best first.
 pub(super) struct Ranked {
     pub index: usize,
@@ -59,12 +56,13 @@ pub(super) fn rank(
 }
 
 /// Takes up to `limit` of `ranked` (best first): never one the gate found unrelated, nor one
-/// under [`RELATIVE_FLOOR`] of the best related score; every other match is passed over, with
-/// why.
+/// scoring under `floor` of the best related score ([`Bars::lexical_floor`] or
+/// [`Bars::semantic_floor`]); every other match is passed over, with why.
 pub(super) fn choose(
     candidates: &[MemoryHeader],
     ranked: Vec<Ranked>,
     limit: usize,
+    floor: f64,
 ) -> (Vec<Selected>, Vec<PassedOver>) {
     let best = ranked
         .iter()
@@ -77,7 +75,7 @@ pub(super) fn choose(
         let score = (ranked.score * 1000.0).round() / 1000.0;
         let why = if ranked.unrelated {
             PassedOverWhy::Unrelated
-        } else if ranked.score < best * RELATIVE_FLOOR {
+        } else if ranked.score < best * floor {
             PassedOverWhy::BelowFloor
         } else if selected.len() >= limit {
             PassedOverWhy::OverLimit
@@ -107,4 +105,66 @@ pub(super) fn choose(
 /// The gate's rule for offline recall, for a prompt of `form`, in words.
 pub(super) fn rule(bars: &Bars, form: &PromptForm) -> String {
     gate::lexical_rule(bars, form)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn header(file: &str) -> MemoryHeader {
+        MemoryHeader {
+            file: file.to_owned(),
+            name: None,
+            description: None,
+            memory_type: None,
+            mtime: SystemTime::UNIX_EPOCH,
+            age: "today".to_owned(),
+            days: 0,
+        }
+    }
+
+    fn ranked(index: usize, score: f64, unrelated: bool) -> Ranked {
+        Ranked {
+            index,
+            score,
+            reason: "matched: deploy".to_owned(),
+            lexical: None,
+            unrelated,
+            verdict: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_match_far_under_the_best_related_one_is_passed_over_as_too_weak() {
+        let candidates: Vec<MemoryHeader> = ["strong.md", "near.md", "weak.md", "unrelated.md"]
+            .into_iter()
+            .map(header)
+            .collect();
+        // The unrelated match scores highest, but the floor is measured from the best related.
+        let ranking = vec![
+            ranked(3, 20.0, true),
+            ranked(0, 10.0, false),
+            ranked(1, 4.1, false),
+            ranked(2, 3.9, false),
+        ];
+        let (selected, passed_over) = choose(&candidates, ranking, 5, 0.4);
+        let chosen: Vec<&str> = selected
+            .iter()
+            .map(|s| candidates[s.index].file.as_str())
+            .collect();
+        assert_eq!(chosen, ["strong.md", "near.md"]);
+        let why: Vec<(&str, PassedOverWhy)> = passed_over
+            .iter()
+            .map(|p| (p.file.as_str(), p.why))
+            .collect();
+        assert_eq!(
+            why,
+            [
+                ("unrelated.md", PassedOverWhy::Unrelated),
+                ("weak.md", PassedOverWhy::BelowFloor)
+            ]
+        );
+    }
 }

@@ -16,7 +16,8 @@
 //!      way the relevance gate ([`gate`]) decides which files are about the prompt at all — so
 //!      a prompt nothing relates to injects nothing, and offline a general question asks more
 //!      of a memory than a prompt set in the project ([`prompt_form`]) — and says why for each;
-//!      one scoring under a quarter of the best is noise, and neither is chosen.
+//!      one scoring far under the best (under 40 % of its score offline, 30 % locally) is
+//!      noise next to it, and neither is chosen.
 //! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
 //!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
 //!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
@@ -240,7 +241,8 @@ pub struct PassedOver {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PassedOverWhy {
-    /// It scored under a quarter of the best match: noise.
+    /// It scored under a share of the best match's score ([`Bars::lexical_floor`],
+    /// [`Bars::semantic_floor`]): noise next to it.
     BelowFloor,
     /// Better matches filled the limit.
     OverLimit,
@@ -598,6 +600,7 @@ impl Engine {
                 let form = prompt_form::read(&request.query);
                 let mut ranked = lexical::rank(&corpus, &request.query, &form, &offered, bars);
                 report.gate = Some(lexical::rule(bars, &form));
+                let mut floor = bars.lexical_floor;
                 if let Selector::Semantic(embedder) = selector {
                     let embedder = Arc::clone(embedder);
                     let query = request.query.clone();
@@ -615,6 +618,7 @@ impl Engine {
                     ranked = match outcome {
                         Ok((semantic, rule)) => {
                             report.gate = Some(rule);
+                            floor = bars.semantic_floor;
                             semantic
                         }
                         Err(e) => {
@@ -626,7 +630,8 @@ impl Engine {
                         }
                     };
                 }
-                let (selected, passed_over) = lexical::choose(&corpus.headers, ranked, limit);
+                let (selected, passed_over) =
+                    lexical::choose(&corpus.headers, ranked, limit, floor);
                 report.passed_over = passed_over;
                 selected
             }
@@ -1063,11 +1068,12 @@ mod tests {
             let unique: BTreeSet<&str> = seen.iter().copied().collect();
             assert_eq!(unique.len(), seen.len(), "{seen:?}");
             let best = report.results[0].score.expect("offline score");
+            let floor = Bars::CHOSEN.lexical_floor;
             for passed in &report.passed_over {
                 assert!(passed.reason.starts_with("matched: "), "{passed:?}");
                 match passed.why {
-                    PassedOverWhy::BelowFloor => assert!(passed.score < best * 0.25 + 0.001),
-                    PassedOverWhy::OverLimit => assert!(passed.score >= best * 0.25 - 0.001),
+                    PassedOverWhy::BelowFloor => assert!(passed.score < best * floor + 0.001),
+                    PassedOverWhy::OverLimit => assert!(passed.score >= best * floor - 0.001),
                     PassedOverWhy::Unrelated => {}
                 }
             }

@@ -13,7 +13,9 @@
 //!
 //! [`measure`] runs recall on every prompt and scores it: recall@5 (the share of a prompt's
 //! relevant memories among its results, averaged over prompts with any), MRR (one over the rank
-//! of the first relevant result) and how many `none` prompts injected nothing; [`silence`]
+//! of the first relevant result), how many memories a prompt got and how many of those are
+//! labeled relevant to it (the labels name the memories a prompt is about, so a memory that
+//! helps a little counts as unrelated), and how many `none` prompts injected nothing; [`silence`]
 //! counts the questions that injected. `make bench` prints these per provider and gate setting;
 //! the engine's tests hold them above their floors.
 
@@ -161,6 +163,10 @@ pub struct Quality {
     pub prompts: usize,
     pub recall_at_5: f64,
     pub mrr: f64,
+    /// Memories injected per prompt with relevant memories.
+    pub injected_per_prompt: f64,
+    /// The share of the memories injected into those prompts that are labeled relevant to them.
+    pub precision: f64,
     /// `none` prompts, and how many of them injected nothing.
     pub none: usize,
     pub none_silent: usize,
@@ -179,6 +185,8 @@ struct Sums {
     prompts: usize,
     recall: f64,
     reciprocal_rank: f64,
+    injected: usize,
+    injected_relevant: usize,
     none: usize,
     none_silent: usize,
 }
@@ -194,6 +202,11 @@ impl Sums {
         let top: Vec<&String> = results.iter().take(5).collect();
         let found = prompt.relevant.iter().filter(|r| top.contains(r)).count();
         self.recall += found as f64 / prompt.relevant.len() as f64;
+        self.injected += results.len();
+        self.injected_relevant += results
+            .iter()
+            .filter(|r| prompt.relevant.contains(r))
+            .count();
         if let Some(rank) = results.iter().position(|r| prompt.relevant.contains(r)) {
             self.reciprocal_rank += 1.0 / (rank + 1) as f64;
         }
@@ -211,6 +224,12 @@ impl Sums {
             prompts: self.prompts,
             recall_at_5: per(self.recall),
             mrr: per(self.reciprocal_rank),
+            injected_per_prompt: per(self.injected as f64),
+            precision: if self.injected == 0 {
+                0.0
+            } else {
+                self.injected_relevant as f64 / self.injected as f64
+            },
             none: self.none,
             none_silent: self.none_silent,
         }

@@ -178,7 +178,7 @@ describe("the Recall panel", () => {
     await fireEvent.click(screen.getByRole("button", { name: /Run/ }));
 
     const vision = (await screen.findByText("project_vision.md")).closest("li") as HTMLElement;
-    expect(vision.textContent).toContain("Too weak: under a quarter of the best match's score");
+    expect(vision.textContent).toContain("Too weak: 14 % of the best match's score");
     const adrian = screen.getByText("user_adrian.md").closest("li") as HTMLElement;
     expect(adrian.textContent).toContain("Over the limit: 5 better matches were injected");
     const experts = screen.getByText("project_expert_panel_v2.md").closest("li") as HTMLElement;
