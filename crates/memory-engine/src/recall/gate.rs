@@ -93,8 +93,8 @@ impl Bars {
     /// however many words is the bar finding the most with every tuning prompt nothing
     /// relates to silent, on a grid of 5 % (10 % let a pasted traceback from another project
     /// in, and what it adds is mostly not the memory meant: 1.25 → 1.66 memories a prompt for
-    /// 0.02 more recall@5); reading the prompt's form took tuning recall@5 from 0.56 to 0.62 at the same
-    /// questions injected (held out 0.49 → 0.62, 12 → 14 of 204).
+    /// 0.02 more recall@5); reading the prompt's form took tuning recall@5 from 0.56 to 0.62
+    /// at the same questions injected (held out 0.49 → 0.62, 12 → 14 of 204).
     ///
     /// Measured from the model's mean for unrelated pairs (the first pass), the local gate found
     /// 0.79 with 10 of 210 injecting; the prompt's known share at 1.5σ found 0.82 with 18 —
