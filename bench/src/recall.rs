@@ -27,6 +27,9 @@ struct Point {
     injected_per_prompt: f64,
     injected: usize,
     pairs: usize,
+    /// The labeled prompts nothing in their dir relates to, and how many of them got nothing.
+    none: usize,
+    none_silent: usize,
 }
 
 fn point(
@@ -54,6 +57,8 @@ fn point(
         injected_per_prompt: measured.overall.injected_per_prompt,
         injected: silence.injected,
         pairs: silence.pairs,
+        none: measured.overall.none,
+        none_silent: measured.overall.none_silent,
     }
 }
 
@@ -136,8 +141,8 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     // The gate's trade-off: each provider's own bars moved around the chosen ones.
     let chosen = Bars::CHOSEN;
     // Offline: first blind to the prompt's form (every prompt held to the general question's
-    // bars, as before the form was read), then the form read with the bar for prompts set in the
-    // project moved.
+    // bars, each memory on its own, as before the form was read), then the form read with the
+    // bar for prompts set in the project moved.
     let mut offline_settings: Vec<(String, Bars)> =
         [(1, 0.15), (2, 0.15), (2, 0.2), (2, 0.25), (2, 0.3)]
             .into_iter()
@@ -152,6 +157,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                         chosen.alone_coverage
                     },
                     project_coverage: f64::INFINITY,
+                    bring_along: false,
                     ..chosen
                 };
                 let before = if min_words == 1 { " (first)" } else { "" };
@@ -165,7 +171,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                 )
             })
             .collect();
-    for project_coverage in [0.1, 0.15, 0.2, 0.25] {
+    for project_coverage in [0.05, 0.1, 0.15, 0.2] {
         offline_settings.push((
             format!(
                 "general 2 words, 20 %; project {:.0} %",
@@ -179,7 +185,15 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     }
     // The relative floor around each provider's chosen one: what a higher floor saves in
     // memories a prompt, and what it costs in recall.
-    for lexical_floor in [0.25, 0.3, 0.5] {
+    offline_settings.push((
+        "chosen, but each memory held to the bars".to_owned(),
+        Bars {
+            bring_along: false,
+            lexical_floor: 0.4,
+            ..chosen
+        },
+    ));
+    for lexical_floor in [0.25, 0.3, 0.4, 0.45] {
         offline_settings.push((
             format!(
                 "chosen, but floor {:.0} % of the best",
@@ -241,11 +255,20 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     println!();
     println!(
         "relevance gate: recall@5 and memories a prompt against ordinary questions wrongly \
-         injected (* = chosen)"
+         injected and the labeled prompts nothing relates to kept silent (* = chosen)"
     );
     println!(
-        "{:<9} {:<41} {:>9} {:>9} {:>20}   {:>9} {:>9} {:>20}",
-        "recall", "gate", "tuning", "a prompt", "injected", "held out", "a prompt", "injected"
+        "{:<9} {:<41} {:>9} {:>9} {:>20} {:>7}   {:>9} {:>9} {:>20} {:>7}",
+        "recall",
+        "gate",
+        "tuning",
+        "a prompt",
+        "injected",
+        "silent",
+        "held out",
+        "a prompt",
+        "injected",
+        "silent"
     );
     for (name, selector) in selectors {
         let settings = if matches!(selector, Selector::Semantic(_)) {
@@ -258,15 +281,17 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             let held_out = point(&runtime, engine, selector, bars, (HELDOUT_SET, "heldout"));
             let mark = if *bars == chosen { "*" } else { " " };
             println!(
-                "{:<9} {mark}{:<40} {:>9.2} {:>9.2} {:>20}   {:>9.2} {:>9.2} {:>20}",
+                "{:<9} {mark}{:<40} {:>9.2} {:>9.2} {:>20} {:>7}   {:>9.2} {:>9.2} {:>20} {:>7}",
                 name,
                 label,
                 tuning.recall_at_5,
                 tuning.injected_per_prompt,
                 injected(tuning.injected, tuning.pairs),
+                format!("{}/{}", tuning.none_silent, tuning.none),
                 held_out.recall_at_5,
                 held_out.injected_per_prompt,
-                injected(held_out.injected, held_out.pairs)
+                injected(held_out.injected, held_out.pairs),
+                format!("{}/{}", held_out.none_silent, held_out.none)
             );
         }
     }

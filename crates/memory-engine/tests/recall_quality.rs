@@ -81,11 +81,13 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let text = report("lexical", &measured);
     println!("{text}");
     assert!(measured.overall.prompts >= 60, "{text}");
-    assert!(measured.overall.recall_at_5 >= 0.6, "{text}");
-    // A weak match next to a strong one stays out: with a quarter of the best as the floor,
-    // 1.49 memories a prompt, half of them not the ones meant.
-    assert!(measured.overall.injected_per_prompt <= 1.35, "{text}");
-    assert!(measured.overall.precision >= 0.5, "{text}");
+    // A prompt one memory shows to be about the dir brings its weaker matches along (each
+    // memory held to the bars alone: 0.62)...
+    assert!(measured.overall.recall_at_5 >= 0.64, "{text}");
+    // ...but not a weak match next to a strong one: with a quarter of the best as the floor,
+    // 2.09 memories a prompt.
+    assert!(measured.overall.injected_per_prompt <= 1.8, "{text}");
+    assert!(measured.overall.precision >= 0.4, "{text}");
     assert!(measured.overall.none >= 6, "{text}");
     assert_eq!(
         measured.overall.none_silent, measured.overall.none,
@@ -99,7 +101,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     let text = report("lexical, held out", &heldout);
     println!("{text}");
     assert!(heldout.overall.prompts >= 60, "{text}");
-    assert!(heldout.overall.recall_at_5 >= 0.55, "{text}");
+    assert!(heldout.overall.recall_at_5 >= 0.66, "{text}");
     assert!(heldout.by_kind["keyword"].recall_at_5 >= 0.85, "{text}");
     assert!(
         heldout.overall.none_silent * 6 >= heldout.overall.none * 5,
@@ -128,11 +130,32 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
         "{:?}",
         found.verdict
     );
+    // The memory meant shares one word carrying 14 %, under the bars; the one about Stripe,
+    // sharing two, shows the prompt is about the dir and brings it along.
+    let types = offline_recall(
+        &fx.engine,
+        "shopfront",
+        "Type this JSON response from the payment API, it has no types",
+    )
+    .await;
+    let no_any = types
+        .results
+        .iter()
+        .find(|r| r.file == "feedback_no_any.md")
+        .unwrap_or_else(|| panic!("{:?}", types.results));
+    assert_eq!(
+        no_any.verdict.as_deref(),
+        Some(
+            "shares 1 of the prompt's 5 words (14 % of its weight): under the bars, but the \
+             prompt is about this dir (project_stripe_webhooks.md meets them)"
+        )
+    );
     assert_eq!(
         tokio.gate.as_deref(),
         Some(
-            "the prompt reads as set in the project (it says \"let's\"): a memory must share \
-             words covering 15 % of its weight"
+            "the prompt reads as set in the project (it says \"let's\"): it is about this dir \
+             when a memory shares words covering 15 % of its weight; then every memory sharing \
+             its words is related"
         )
     );
 }

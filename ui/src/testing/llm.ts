@@ -116,7 +116,7 @@ export function recallReport(overrides: Partial<RecallReport> = {}): RecallRepor
     skipped: null,
     unreadable: [],
     degraded: null,
-    gate: 'the prompt reads as a general question ("how …"): a memory must share 2 of the prompt\'s words covering 20 % of its weight, or one covering 40 %',
+    gate: 'the prompt reads as a general question ("how …"): it is about this dir when a memory shares 2 of the prompt\'s words covering 20 % of its weight, or one covering 40 %; then every memory sharing its words is related',
     providerReason: "no provider is configured and the local model is not installed (engram models fetch)",
     ...overrides,
   };

@@ -15,9 +15,10 @@
 //!      stemmed; local ([`semantic`]): that, combined with sentence-vector similarity. Either
 //!      way the relevance gate ([`gate`]) decides which files are about the prompt at all — so
 //!      a prompt nothing relates to injects nothing, and offline a general question asks more
-//!      of a memory than a prompt set in the project ([`prompt_form`]) — and says why for each;
-//!      one scoring far under the best (under 40 % of its score offline, 30 % locally) is
-//!      noise next to it, and neither is chosen.
+//!      of a memory than a prompt set in the project ([`prompt_form`]); a prompt about the dir
+//!      brings its weaker matches along — and says why for each; one scoring far under the best
+//!      (under 35 % of its score offline, 30 % locally) is noise next to it, and neither is
+//!      chosen.
 //! 4. Read each selected file: its first 200 lines, then at most 4,096 bytes (cut at a character
 //!    boundary), headed `Memory (saved {age}): {path}:`, or, when older than a day, by the
 //!    staleness caveat then `Memory: {path}:`, exactly as Claude Code heads them.
@@ -598,15 +599,19 @@ impl Engine {
         let selected = match &client {
             None => {
                 let form = prompt_form::read(&request.query);
-                let mut ranked = lexical::rank(&corpus, &request.query, &form, &offered, bars);
+                let lexical = lexical::rank(&corpus, &request.query, &form, &offered, bars);
                 report.gate = Some(lexical::rule(bars, &form));
-                let mut floor = bars.lexical_floor;
-                if let Selector::Semantic(embedder) = selector {
+                let offline = |lexical| {
+                    (
+                        lexical::bring_along(lexical, &corpus.headers, bars),
+                        bars.lexical_floor,
+                    )
+                };
+                let (ranked, floor) = if let Selector::Semantic(embedder) = selector {
                     let embedder = Arc::clone(embedder);
                     let query = request.query.clone();
                     let corpus = Arc::clone(&corpus);
                     let offered = offered.clone();
-                    let lexical = ranked;
                     let bars = *bars;
                     // Without the model, recall still works: lexically, and says so.
                     let (outcome, lexical) = blocking(move || {
@@ -615,21 +620,22 @@ impl Engine {
                         Ok((outcome, lexical))
                     })
                     .await?;
-                    ranked = match outcome {
+                    match outcome {
                         Ok((semantic, rule)) => {
                             report.gate = Some(rule);
-                            floor = bars.semantic_floor;
-                            semantic
+                            (semantic, bars.semantic_floor)
                         }
                         Err(e) => {
                             report.degraded = Some(match report.degraded.take() {
                                 Some(why) => format!("{why}, but {e}; ranked lexically"),
                                 None => format!("{e}; ranked lexically"),
                             });
-                            lexical
+                            offline(lexical)
                         }
-                    };
-                }
+                    }
+                } else {
+                    offline(lexical)
+                };
                 let (selected, passed_over) =
                     lexical::choose(&corpus.headers, ranked, limit, floor);
                 report.passed_over = passed_over;

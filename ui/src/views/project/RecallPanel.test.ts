@@ -92,7 +92,7 @@ describe("the Recall panel", () => {
     // And the panel says which provider is in force and why, and the gate's rule.
     const gate = screen.getByTestId("recall-gate");
     expect(gate.textContent).toContain("offline: no provider is configured and the local model is not installed");
-    expect(gate.textContent).toContain("a memory must share 2 of the prompt's words covering 20 % of its weight");
+    expect(gate.textContent).toContain("it is about this dir when a memory shares 2 of the prompt's words covering 20 % of its weight");
 
     const summary = screen.getByTestId("recall-summary");
     expect(summary.textContent).toContain("of 7 memories injected");
@@ -212,7 +212,7 @@ describe("the Recall panel", () => {
     await fireEvent.click(screen.getByRole("button", { name: /Run/ }));
 
     expect(await screen.findByText("Nothing would be injected")).toBeTruthy();
-    expect(screen.getByText(/No memory passed the relevance gate: the prompt reads as a general question \("how …"\): a memory must share 2/)).toBeTruthy();
+    expect(screen.getByText(/No memory passed the relevance gate: the prompt reads as a general question \("how …"\): it is about this dir when a memory shares 2/)).toBeTruthy();
   });
 
   it("shows a failure in place with the next step, and recovers on retry", async () => {
