@@ -146,8 +146,8 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
     assert_eq!(
         no_any.verdict.as_deref(),
         Some(
-            "shares 1 of the prompt's 5 words (14 % of its weight): under the bars, but the \
-             prompt is about this dir (project_stripe_webhooks.md meets them)"
+            "shares 1 of the prompt's 5 words (14 % of its weight); brought along: \
+             project_stripe_webhooks.md meets the bars, so the prompt is about this dir"
         )
     );
     assert_eq!(

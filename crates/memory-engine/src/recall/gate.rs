@@ -195,7 +195,7 @@ impl LexicalEvidence {
     /// to be about the dir.
     pub fn brought_along(&self, by: &str) -> String {
         format!(
-            "{}: under the bars, but the prompt is about this dir ({by} meets them)",
+            "{}; brought along: {by} meets the bars, so the prompt is about this dir",
             self.describe()
         )
     }

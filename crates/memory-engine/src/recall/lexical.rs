@@ -200,8 +200,8 @@ mod tests {
         assert_eq!(brought[0].verdict, ranking()[0].verdict, "it met the bars");
         assert_eq!(
             brought[1].verdict,
-            "shares 1 of the prompt's 6 words (12 % of its weight): under the bars, but the \
-             prompt is about this dir (refunds.md meets them)"
+            "shares 1 of the prompt's 6 words (12 % of its weight); brought along: refunds.md \
+             meets the bars, so the prompt is about this dir"
         );
         // Related, the floor still decides how weak is too weak next to the best.
         let (selected, passed_over) = choose(&candidates, brought, 5, 0.35);
