@@ -206,39 +206,59 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         ));
     }
     // Local: the first pass's gate (the model's mean, 3σ per unit of shared coverage), the
-    // known share on the model's mean, then the prompt's own baseline with its bar moved.
-    let model_mean = Bars {
-        prompt_baseline: false,
+    // known share on the model's mean, the prompt's own baseline blind to the prompt's form
+    // (one bar for every prompt), then the form read with each of its two bars moved.
+    let form_blind = |prompt| Bars {
+        prompt,
+        project_prompt: prompt,
         ..chosen
     };
     let mut local_settings: Vec<(String, Bars)> = vec![
         (
-            "model mean 4.5σ, +3σ/coverage (before)".to_owned(),
+            "model mean 4.5σ, +3σ/coverage (first)".to_owned(),
             Bars {
-                prompt: 4.5,
                 lexical_agreement: 3.0,
-                ..model_mean
+                prompt_baseline: false,
+                ..form_blind(4.5)
             },
         ),
         (
             "model mean 4.5σ, +1.5σ × known share".to_owned(),
             Bars {
-                prompt: 4.5,
                 in_domain: 1.5,
-                ..model_mean
+                prompt_baseline: false,
+                ..form_blind(4.5)
             },
         ),
         (
             "own baseline 4.25σ, +1.5σ × known share".to_owned(),
             Bars {
-                prompt: 4.25,
                 in_domain: 1.5,
-                ..chosen
+                ..form_blind(4.25)
             },
         ),
     ];
-    for prompt in [3.25, 3.5, 3.625, 3.75, 4.0] {
-        local_settings.push((format!("own baseline {prompt}σ"), Bars { prompt, ..chosen }));
+    for prompt in [3.25, 3.5, 3.75] {
+        let before = if prompt == 3.5 { " (before)" } else { "" };
+        local_settings.push((
+            format!("form blind: own baseline {prompt}σ{before}"),
+            form_blind(prompt),
+        ));
+    }
+    for prompt in [3.5, 3.75, 4.0] {
+        local_settings.push((
+            format!("general {prompt}σ; project {}σ", chosen.project_prompt),
+            Bars { prompt, ..chosen },
+        ));
+    }
+    for project_prompt in [2.125, 2.375, 2.625, 3.0] {
+        local_settings.push((
+            format!("general {}σ; project {project_prompt}σ", chosen.prompt),
+            Bars {
+                project_prompt,
+                ..chosen
+            },
+        ));
     }
     for semantic_floor in [0.25, 0.35, 0.4] {
         local_settings.push((

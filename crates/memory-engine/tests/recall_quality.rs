@@ -253,9 +253,10 @@ async fn local_recall_finds_paraphrases_and_embeds_each_memory_once() {
     let measured = recall_set::measure(&engine, Path::new(RECALL_SET), &local).await;
     let text = report("local", &measured);
     println!("{text}");
-    assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
-    // 3.43 memories a prompt with a quarter of the best as the floor.
-    assert!(measured.overall.injected_per_prompt <= 3.2, "{text}");
+    // 0.88 with one bar for every prompt, blind to its form.
+    assert!(measured.overall.recall_at_5 >= 0.92, "{text}");
+    // 3.62 memories a prompt with a quarter of the best as the floor.
+    assert!(measured.overall.injected_per_prompt <= 3.4, "{text}");
     assert!(measured.by_kind["paraphrase"].recall_at_5 >= 0.7, "{text}");
     assert!(measured.by_kind["keyword"].recall_at_5 >= 0.95, "{text}");
     assert_eq!(
@@ -401,6 +402,70 @@ async fn a_prompt_near_a_memory_and_far_from_ordinary_requests_finds_it_locally(
             "{verdict}"
         );
     }
+}
+
+/// The issue's own example of what the installed model is for: "Be honest: is this plan any
+/// good?" shares no word with the memory about brutal honesty (similarity 0.18, 2.5σ). Read as
+/// a general question it would need 3.875σ and get nothing; it says "this plan", so it is set
+/// in the project, where the strongest memory needs 2.375σ — as offline, a prompt pointing at
+/// the asker's own work needs less evidence than an ordinary question. With the model installed
+/// and nothing configured, local is the provider, so the hook finds it.
+#[tokio::test]
+async fn a_prompt_set_in_the_project_finds_a_memory_only_the_model_relates_to_it() {
+    let fx = TempMemoryDir::new("recall-project-form-local");
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let dir = Path::new(RECALL_SET).join("tidy-cli");
+    let setup = engine
+        .recall_setup(&LlmOverrides::default(), &dir)
+        .expect("setup");
+    assert_eq!(
+        setup.provider_reason,
+        "the local model is installed and no provider is configured"
+    );
+    let recall = |query: &str| {
+        let request = RecallRequest {
+            query: query.into(),
+            ..RecallRequest::default()
+        };
+        let engine = engine.clone();
+        let dir = dir.clone();
+        let setup = setup.clone();
+        async move {
+            engine
+                .recall_as(&dir, &request, &setup, &CancellationToken::new())
+                .await
+                .expect("recall")
+        }
+    };
+    let report = recall("Be honest: is this plan any good?").await;
+    assert_eq!(report.provider, ProviderKind::Local);
+    let files: Vec<&str> = report.results.iter().map(|r| r.file.as_str()).collect();
+    assert_eq!(
+        files.first(),
+        Some(&"feedback_brutal_honesty.md"),
+        "{report:#?}"
+    );
+    let gate = report.gate.as_deref().expect("gate");
+    assert!(
+        gate.starts_with(
+            "the prompt reads as set in the project (it says \"this\"): its strongest memory \
+             must stand 2.375σ"
+        ),
+        "{gate}"
+    );
+    // The same words asked as a general question need the general bar, and stay quiet.
+    let report = recall("Is a plan any good?").await;
+    assert!(report.results.is_empty(), "{report:#?}");
+    assert!(
+        report
+            .gate
+            .as_deref()
+            .is_some_and(|g| g.starts_with("the prompt reads as a general question")),
+        "{:?}",
+        report.gate
+    );
 }
 
 #[tokio::test]

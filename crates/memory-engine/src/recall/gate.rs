@@ -29,8 +29,11 @@
 //!   commits?") is near any project's memories and near ordinary requests alike, a prompt about
 //!   the project is near its memories only. A memory's *strength* is how many σ its similarity
 //!   stands above that baseline. The prompt is about the dir when its strongest memory reaches
-//!   3.5σ; then every memory reaching 1.5σ is related (a prompt that is about the dir brings
-//!   its weaker matches along, a prompt that is not brings none). Two more kinds of evidence are
+//!   a bar set by the prompt's form, as offline: 3.875σ for a general question, 2.375σ for a
+//!   prompt set in the project ("Be honest: is this plan any good?" finds the memory asking for
+//!   brutal honesty at 2.5σ; "Is a plan any good?" does not, at 2.4σ). Then every memory
+//!   reaching 1.5σ is related (a prompt that is about the dir brings its weaker matches along,
+//!   a prompt that is not brings none). Two more kinds of evidence are
 //!   measured and count 0σ as chosen ([`Bars::CHOSEN`] says why): the words a memory shares
 //!   with the prompt ([`Bars::lexical_agreement`]), and the prompt's *known share*, the share
 //!   of its weight in words the dir uses anywhere ([`Bars::in_domain`],
@@ -69,8 +72,11 @@ pub struct Bars {
     pub lexical_floor: f64,
     /// The same locally, for the score combining similarity and a share of the lexical score.
     pub semantic_floor: f64,
-    /// Strength (σ over unrelated text) the prompt's strongest memory must reach.
+    /// Strength (σ over unrelated text) the strongest memory of a general question must reach
+    /// ([`super::prompt_form`]).
     pub prompt: f64,
+    /// The same for a prompt set in the project.
+    pub project_prompt: f64,
     /// Strength each memory must reach once the prompt passes.
     pub memory: f64,
     /// σ added per unit of lexical coverage, for a memory sharing `min_words` words.
@@ -87,13 +93,19 @@ pub struct Bars {
 
 impl Bars {
     /// On the tuning half of the questions and `bench/recall-set`: offline, 23 of 210
-    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.65 (0.68); local, 26 of
-    /// 210 (60 %) at 0.88 (0.90). Bars that silence more cost recall faster (`make bench`).
+    /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.65 (0.68 with no
+    /// gate); local, 23 of 210 (60 %) at 0.94 (0.96). Bars that silence more cost recall faster
+    /// (`make bench`).
     ///
-    /// Local, the bar is the one finding the most on the tuning set with at most 15 % of its
-    /// (question, dir) pairs injecting — under the one nothing-relevant prompt in six that may
-    /// get a memory, with room for prompts unlike ours — on a grid of 0.125σ (at most 10 %, the
-    /// first choice, it stood at 3.625σ: 0.85 tuning, 0.84 held out). Offline, the two-word
+    /// Local, the bars are the pair (general question, prompt set in the project) finding the
+    /// most on the tuning set with at most 15 % of its (question, dir) pairs injecting — under
+    /// the one nothing-relevant prompt in six that may get a memory, with room for prompts unlike
+    /// ours — then the fewest injecting, then the higher bars, on a grid of 0.125σ: 3.875σ and
+    /// 2.375σ, 0.94 at 23 of 210 (held out 0.87 at 16 of 204). Blind to the prompt's form, one
+    /// bar for every prompt, the same rule chose 3.5σ: 0.88 at 26 (held out 0.86 at 22); a
+    /// general question then needed no more than a prompt pointing at the asker's own work, so
+    /// the bar that kept questions quiet silenced that work too (at most 10 %, the first choice,
+    /// it stood at 3.625σ: 0.85 tuning, 0.84 held out). Offline, the two-word
     /// bar stays at 20 % for general questions: 15 % found one prompt more (0.57 at 27 of 210)
     /// and made 4 of the soak's 20 unrelated prompts inject (`make soak`, the issue's own
     /// examples among them), where 20 % injects none. For prompts set in the project, 15 %
@@ -127,7 +139,7 @@ impl Bars {
     ///
     /// Each floor is the highest on a grid of 5 % that costs no tuning recall: offline 35 %
     /// (2.09 memories a prompt at 25 %, 1.69 at 35 %; 40 % loses a memory), locally 30 %
-    /// (3.43 → 3.06 and 3.36 → 2.96; 35 % loses one). A floor says nothing about whether a
+    /// (3.62 → 3.25 and 3.57 → 3.16; 35 % loses one). A floor says nothing about whether a
     /// prompt injects: the best related match always stands above it.
     pub const CHOSEN: Bars = Bars {
         min_words: 2,
@@ -137,12 +149,24 @@ impl Bars {
         bring_along: true,
         lexical_floor: 0.35,
         semantic_floor: 0.3,
-        prompt: 3.5,
+        prompt: 3.875,
+        project_prompt: 2.375,
         memory: 1.5,
         lexical_agreement: 0.0,
         in_domain: 0.0,
         prompt_baseline: true,
     };
+}
+
+impl Bars {
+    /// The strength a prompt of `form` needs its strongest memory to reach, locally.
+    pub fn prompt_bar(&self, form: &PromptForm) -> f64 {
+        if form.general {
+            self.prompt
+        } else {
+            self.project_prompt
+        }
+    }
 }
 
 impl Default for Bars {
@@ -370,8 +394,8 @@ impl Calibration {
         self.mean + bar * self.spread
     }
 
-    /// The gate's bars for local recall, in words (for the report).
-    pub fn rule(&self, bars: &Bars) -> String {
+    /// The gate's bars for local recall, for a prompt of `form`, in words (for the report).
+    pub fn rule(&self, bars: &Bars, form: &PromptForm) -> String {
         let agreement = if bars.lexical_agreement > 0.0 {
             format!(
                 "; {}σ more per unit of coverage when it shares {} words",
@@ -393,14 +417,15 @@ impl Calibration {
         } else {
             "its similarity for unrelated text"
         };
+        let prompt_bar = bars.prompt_bar(form);
         format!(
-            "the prompt's strongest memory must stand {}σ ({}'s spread for unrelated text, \
-             {:.3}) above {baseline} (similarity {:.2}{agreement}{in_domain}), then each memory \
-             {}σ (similarity {:.2})",
-            bars.prompt,
+            "the prompt reads as {}: its strongest memory must stand {prompt_bar}σ ({}'s spread \
+             for unrelated text, {:.3}) above {baseline} (similarity \
+             {:.2}{agreement}{in_domain}), then each memory {}σ (similarity {:.2})",
+            form.why,
             self.model,
             self.spread,
-            self.similarity_at(bars.prompt),
+            self.similarity_at(prompt_bar),
             bars.memory,
             self.similarity_at(bars.memory)
         )
@@ -414,6 +439,7 @@ pub fn semantic_verdicts(
     calibration: &Calibration,
     evidence: &[(f64, Option<LexicalEvidence>)],
     known_share: f64,
+    form: &PromptForm,
     bars: &Bars,
 ) -> Vec<(bool, String)> {
     let strengths: Vec<f64> = evidence
@@ -424,7 +450,8 @@ pub fn semantic_verdicts(
     // The prompt's evidence: its strongest memory, and how much of it speaks the dir's words.
     let in_domain = bars.in_domain * known_share;
     let best = strongest + in_domain;
-    let prompt_passes = best >= bars.prompt;
+    let prompt_bar = bars.prompt_bar(form);
+    let prompt_passes = best >= prompt_bar;
     let reaches = if bars.in_domain > 0.0 {
         format!(
             "the strongest memory reaches {strongest:.1}σ, +{in_domain:.1}σ as {} of the \
@@ -447,9 +474,8 @@ pub fn semantic_verdicts(
             let related = prompt_passes && strength >= bars.memory;
             let why = if !prompt_passes {
                 format!(
-                    "{said}: {strength:.1}σ over unrelated text; {reaches}, under the {}σ that \
-                     shows the prompt is about this memory dir",
-                    bars.prompt
+                    "{said}: {strength:.1}σ over unrelated text; {reaches}, under the {prompt_bar}σ \
+                     that shows the prompt is about this memory dir"
                 )
             } else {
                 format!(
@@ -530,18 +556,24 @@ mod tests {
             spread: 0.1,
             requests: Vec::new(),
         };
+        let question = super::super::prompt_form::read("How does the retry queue work?");
         let weak = (0.2, None);
-        let verdicts =
-            semantic_verdicts(&calibration, &[(0.4, None), weak, (0.1, None)], 0.0, &bars);
+        let verdicts = semantic_verdicts(
+            &calibration,
+            &[(0.4, None), weak, (0.1, None)],
+            0.0,
+            &question,
+            &bars,
+        );
         assert!(verdicts[0].0 && verdicts[1].0, "{verdicts:?}");
         assert!(!verdicts[2].0, "1σ is under the memory bar: {verdicts:?}");
         assert!(verdicts[1].1.contains("needs 1.5σ"), "{}", verdicts[1].1);
 
         // Without a strong memory the weak one is not enough.
-        let verdicts = semantic_verdicts(&calibration, &[weak], 0.0, &bars);
+        let verdicts = semantic_verdicts(&calibration, &[weak], 0.0, &question, &bars);
         assert!(!verdicts[0].0);
         assert!(
-            verdicts[0].1.contains("under the 3.5σ"),
+            verdicts[0].1.contains("under the 3.875σ"),
             "{}",
             verdicts[0].1
         );
@@ -550,7 +582,7 @@ mod tests {
             "the known share counts 0σ as chosen: {}",
             verdicts[0].1
         );
-        assert!((calibration.similarity_at(bars.prompt) - 0.35).abs() < 1e-9);
+        assert!((calibration.similarity_at(bars.prompt) - 0.3875).abs() < 1e-9);
 
         // Where the known share counts, a prompt in the dir's own words needs less of its
         // strongest memory: 4σ falls short of 4.5σ for a prompt of words the dir never uses,
@@ -561,14 +593,14 @@ mod tests {
             ..bars
         };
         let near = (0.4, Some(evidence(3, 4, 0.7)));
-        let verdicts = semantic_verdicts(&calibration, &[near], 0.0, &in_domain);
+        let verdicts = semantic_verdicts(&calibration, &[near], 0.0, &question, &in_domain);
         assert!(!verdicts[0].0, "{verdicts:?}");
         assert!(
             !verdicts[0].1.contains("shares"),
             "shared words count 0σ as chosen: {}",
             verdicts[0].1
         );
-        let verdicts = semantic_verdicts(&calibration, &[near], 0.5, &in_domain);
+        let verdicts = semantic_verdicts(&calibration, &[near], 0.5, &question, &in_domain);
         assert!(verdicts[0].0, "4σ + 0.75σ: {verdicts:?}");
         assert!(
             verdicts[0]
@@ -585,12 +617,52 @@ mod tests {
             ..bars
         };
         let near = (0.3, Some(evidence(3, 4, 0.7)));
-        let verdicts = semantic_verdicts(&calibration, &[near], 0.0, &agreeing);
+        let verdicts = semantic_verdicts(&calibration, &[near], 0.0, &question, &agreeing);
         assert!(verdicts[0].0, "3σ + 2.1σ: {verdicts:?}");
         assert!(
             verdicts[0].1.contains("shares 3 of the prompt's 4 words"),
             "{}",
             verdicts[0].1
+        );
+    }
+
+    #[test]
+    fn a_prompt_set_in_the_project_needs_less_of_its_strongest_memory() {
+        let bars = Bars::CHOSEN;
+        let calibration = Calibration {
+            model: "m".into(),
+            mean: 0.0,
+            spread: 0.1,
+            requests: Vec::new(),
+        };
+        // 2.5σ: under the general question's bar, over the one for a prompt set in the project.
+        let memory = [(0.25, None)];
+        let question = super::super::prompt_form::read("Is a code review plan any good?");
+        let in_project = super::super::prompt_form::read("Be honest: is this plan any good?");
+        assert!(question.general && !in_project.general);
+        let verdicts = semantic_verdicts(&calibration, &memory, 0.0, &question, &bars);
+        assert!(!verdicts[0].0, "{verdicts:?}");
+        let verdicts = semantic_verdicts(&calibration, &memory, 0.0, &in_project, &bars);
+        assert!(verdicts[0].0, "{verdicts:?}");
+        assert_eq!(
+            verdicts[0].1,
+            "similarity 0.25: 2.5σ over unrelated text; needs 1.5σ (the strongest memory reaches \
+             2.5σ)"
+        );
+        assert_eq!(
+            calibration.rule(&bars, &in_project),
+            "the prompt reads as set in the project (it says \"this\"): its strongest memory \
+             must stand 2.375σ (m's spread for unrelated text, 0.100) above the prompt's own \
+             similarity to ordinary requests on other subjects (similarity 0.24), then each \
+             memory 1.5σ (similarity 0.15)"
+        );
+        assert!(
+            calibration.rule(&bars, &question).starts_with(
+                "the prompt reads as a general question (\"is …\"): its strongest \
+                              memory must stand 3.875σ"
+            ),
+            "{}",
+            calibration.rule(&bars, &question)
         );
     }
 
@@ -610,13 +682,14 @@ mod tests {
         let bars = Bars::CHOSEN;
         assert!((generic.strength(0.75, None, &bars) - 0.5).abs() < 1e-6);
         assert!((calibration.strength(0.75, None, &bars) - 7.0).abs() < 1e-6);
+        let form = super::super::prompt_form::read("How do I squash three commits?");
         assert!(
-            generic.rule(&bars).contains(
+            generic.rule(&bars, &form).contains(
                 "above the prompt's own similarity to ordinary requests on other subjects \
-                 (similarity 1.05)"
+                 (similarity 1.09)"
             ),
             "{}",
-            generic.rule(&bars)
+            generic.rule(&bars, &form)
         );
         // Without requests (nothing to measure from), the model's mean stands.
         let bare = Calibration {

@@ -612,11 +612,13 @@ impl Engine {
                     let query = request.query.clone();
                     let corpus = Arc::clone(&corpus);
                     let offered = offered.clone();
+                    let form = form.clone();
                     let bars = *bars;
                     // Without the model, recall still works: lexically, and says so.
                     let (outcome, lexical) = blocking(move || {
-                        let outcome =
-                            semantic::rank(&*embedder, &corpus, &query, &lexical, &offered, &bars);
+                        let outcome = semantic::rank(
+                            &*embedder, &corpus, &query, &form, &lexical, &offered, &bars,
+                        );
                         Ok((outcome, lexical))
                     })
                     .await?;

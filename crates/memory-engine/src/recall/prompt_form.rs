@@ -1,7 +1,8 @@
 //! What kind of prompt it is, read from its form: a **general question** (one the model's own
 //! knowledge answers, whatever project it sits in) or a prompt **set in the project** (work to do
-//! on it, a question about its own state). The offline gate asks more of a memory for a general
-//! question ([`super::gate::LexicalEvidence::passes`]).
+//! on it, a question about its own state). The gate asks more evidence of a general question:
+//! offline of a memory's shared words ([`super::gate::LexicalEvidence::passes`]), locally of the
+//! prompt's strongest memory ([`super::gate::Bars::prompt_bar`]).
 //!
 //! Why the form: a memory is about one project and its people, so a prompt that points at the
 //! shared situation ("we", "our", "this", "here", "today", "again") or asks for work ("add …",

@@ -15,6 +15,7 @@
 
 use super::gate::{self, Bars, Calibration};
 use super::lexical::Ranked;
+use super::prompt_form::PromptForm;
 use crate::corpus::Corpus;
 use crate::embed::{cosine, Embedder};
 use crate::error::{Error, Result};
@@ -29,6 +30,7 @@ pub(super) fn rank(
     embedder: &dyn Embedder,
     corpus: &Corpus,
     query: &str,
+    form: &PromptForm,
     lexical: &[Ranked],
     offered: &[bool],
     bars: &Bars,
@@ -68,7 +70,7 @@ pub(super) fn rank(
     } else {
         0.0
     };
-    let verdicts = gate::semantic_verdicts(&calibration, &evidence, known_share, bars);
+    let verdicts = gate::semantic_verdicts(&calibration, &evidence, known_share, form, bars);
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .zip(verdicts)
@@ -93,5 +95,5 @@ pub(super) fn rank(
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-    Ok((ranked, calibration.rule(bars)))
+    Ok((ranked, calibration.rule(bars, form)))
 }
