@@ -156,9 +156,7 @@ impl Bars {
         in_domain: 0.0,
         prompt_baseline: true,
     };
-}
 
-impl Bars {
     /// The strength a prompt of `form` needs its strongest memory to reach, locally.
     pub fn prompt_bar(&self, form: &PromptForm) -> f64 {
         if form.general {
