@@ -40,6 +40,8 @@ describe("the Recall panel", () => {
     await fireEvent.keyDown(prompt(), { key: "Enter", ctrlKey: true });
     const note = await screen.findByTestId("recall-degraded");
     expect(note.textContent).toContain("Daily token budget reached (101,000 of 100,000 tokens today); ranked offline.");
+    // Said once, not once more in lower case above it.
+    expect(screen.getAllByText(/token budget reached/i)).toHaveLength(1);
   });
 
   it("runs a prompt with Ctrl+Enter and shows each memory that would be injected, why, and its cost", async () => {
