@@ -273,6 +273,64 @@ fn the_prompt_hook_prints_additional_context_once_per_session_within_budget() {
     assert_eq!((exit_code(&word), stdout(&word).as_str()), (0, ""));
 }
 
+/// With the local model installed and no provider configured, the hook process recalls with it:
+/// "Be honest: is this plan any good?" (a prompt set in the project: "this plan") gets the
+/// memory asking for brutal honesty, which shares none of its words, and an ordinary question
+/// gets nothing — the issue's own examples, through the real binary.
+#[test]
+fn the_prompt_hook_recalls_with_the_installed_model_by_default() {
+    let Some(models) = memory_engine::testing::fixtures::test_models_dir() else {
+        eprintln!("skipped: no local model (set ENGRAM_TEST_MODELS; make test does)");
+        return;
+    };
+    let s = sandbox();
+    let memory = s.memory_dir();
+    copy_tree(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench/recall-set/tidy-cli"),
+        &memory,
+    );
+    // As after "Fetch" in Settings, every memory is embedded once first, so the hook embeds only
+    // the prompt: a first embedding of a whole dir does not fit in a hook's 2 s.
+    let mut embed = s.command(&["models", "embed"]);
+    embed.env("ENGRAM_MODELS_DIR", &models);
+    let out = embed.output().expect("models embed");
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let hook = |session: &str, prompt: &str| {
+        // What it recalls is checked here, not how fast (`make bench` times the hook): this
+        // debug build, beside other tests, loads the model in about a second of the 2 s.
+        let mut command = s.command(&[
+            "hook",
+            "user-prompt-submit",
+            "--verbose",
+            "--budget-ms",
+            "30000",
+        ]);
+        command.env("ENGRAM_MODELS_DIR", &models);
+        let (out, _) = output_with_stdin(command, &hook_input(&s, session, prompt));
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        (stdout(&out), stderr(&out))
+    };
+    let (printed, said) = hook("local-1", "Be honest: is this plan any good?");
+    let v: Value = serde_json::from_str(&printed).unwrap_or_else(|e| panic!("{e}: {said}"));
+    let context = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(
+        context.contains(
+            &memory
+                .join("feedback_brutal_honesty.md")
+                .display()
+                .to_string()
+        ),
+        "{context}"
+    );
+    let (printed, said) = hook(
+        "local-2",
+        "Explain the difference between a Kubernetes Deployment and a StatefulSet",
+    );
+    assert_eq!(printed, "", "{said}");
+}
+
 #[cfg(unix)] // `engram hook serve` is Unix-only (platforms row 1); stopped with `kill`
 #[test]
 fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() {
