@@ -545,15 +545,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_prompt_passes_on_its_strongest_memory_and_brings_weaker_ones() {
-        let bars = Bars::CHOSEN;
-        let calibration = Calibration {
+    /// A model whose unrelated pairs sit at similarity 0 with a spread of 0.1: similarity 0.25
+    /// is 2.5σ.
+    fn tenth_spread() -> Calibration {
+        Calibration {
             model: "m".into(),
             mean: 0.0,
             spread: 0.1,
             requests: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_prompt_passes_on_its_strongest_memory_and_brings_weaker_ones() {
+        let bars = Bars::CHOSEN;
+        let calibration = tenth_spread();
         let question = super::super::prompt_form::read("How does the retry queue work?");
         let weak = (0.2, None);
         let verdicts = semantic_verdicts(
@@ -627,12 +633,7 @@ mod tests {
     #[test]
     fn a_prompt_set_in_the_project_needs_less_of_its_strongest_memory() {
         let bars = Bars::CHOSEN;
-        let calibration = Calibration {
-            model: "m".into(),
-            mean: 0.0,
-            spread: 0.1,
-            requests: Vec::new(),
-        };
+        let calibration = tenth_spread();
         // 2.5σ: under the general question's bar, over the one for a prompt set in the project.
         let memory = [(0.25, None)];
         let question = super::super::prompt_form::read("Is a code review plan any good?");
