@@ -12,7 +12,7 @@ use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::recall::quality::{
     self as recall_set, Measured, Silence, HELDOUT_SET, RECALL_SET,
 };
-use memory_engine::recall::{Bars, RecallReport, RecallRequest, Selector};
+use memory_engine::recall::{Bars, RecallReport, RecallRequest, RecallResult, Selector};
 use memory_engine::testing::fixtures::{self, TempMemoryDir};
 use memory_engine::testing::{Reply, ScriptedServer};
 use memory_engine::{Engine, Environment};
@@ -38,6 +38,16 @@ fn silence_report(name: &str, silence: &Silence) -> String {
         text.push_str(&format!("  {injection}\n"));
     }
     text
+}
+
+/// The result for `file` in `report`; a test failure listing what was recalled if it is not
+/// there.
+fn recalled<'a>(report: &'a RecallReport, file: &str) -> &'a RecallResult {
+    report
+        .results
+        .iter()
+        .find(|r| r.file == file)
+        .unwrap_or_else(|| panic!("{:?} finds no {file}: {report:#?}", report.query))
 }
 
 /// Offline recall for `query` in the tuning set's memory dir `dir`.
@@ -116,11 +126,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
         "Let's use tokio to read files concurrently",
     )
     .await;
-    let found = tokio
-        .results
-        .iter()
-        .find(|r| r.file == "project_async.md")
-        .unwrap_or_else(|| panic!("{:?}", tokio.results));
+    let found = recalled(&tokio, "project_async.md");
     assert!(
         found
             .verdict
@@ -138,11 +144,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
         "Type this JSON response from the payment API, it has no types",
     )
     .await;
-    let no_any = types
-        .results
-        .iter()
-        .find(|r| r.file == "feedback_no_any.md")
-        .unwrap_or_else(|| panic!("{:?}", types.results));
+    let no_any = recalled(&types, "feedback_no_any.md");
     assert_eq!(
         no_any.verdict.as_deref(),
         Some(
@@ -337,11 +339,7 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
         )
         .await
         .expect("recall");
-    let hints = report
-        .results
-        .iter()
-        .find(|r| r.file == "feedback_type_hints.md")
-        .expect("the type hints memory");
+    let hints = recalled(&report, "feedback_type_hints.md");
     let verdict = hints.verdict.as_deref().expect("verdict");
     assert!(
         verdict.starts_with("similarity ") && verdict.contains("σ over unrelated text; needs 1.5σ"),
@@ -391,11 +389,7 @@ async fn a_prompt_near_a_memory_and_far_from_ordinary_requests_finds_it_locally(
             )
             .await
             .expect("recall");
-        let found = report
-            .results
-            .iter()
-            .find(|r| r.file == file)
-            .unwrap_or_else(|| panic!("{query:?} finds {file}: {report:#?}"));
+        let found = recalled(&report, file);
         let verdict = found.verdict.as_deref().expect("verdict");
         assert!(
             verdict.contains("σ over unrelated text; needs 1.5σ"),
