@@ -18,12 +18,17 @@
 //! 1. Code is not prose: fenced blocks and `inline code` are set aside (a pasted log that says
 //!    "this" points at nothing).
 //! 2. Any word pointing at the shared situation makes the prompt set in the project.
-//! 3. Otherwise the prompt is a general question when it opens (after "please", "hey" …, and
-//!    "can you" / "could you", which only make a request polite) with a question word or an
-//!    auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb asking
-//!    for an explanation ("explain", "describe", "compare" …), or a verb asking for something
-//!    new and generic ("write a …", "suggest a …", "give me …").
-//! 4. Anything else — a request for work, a report of what happened — is set in the project.
+//! 3. What only names the subject first is set aside: a topic label of up to three words before
+//!    a colon or a dash ("jq: …", "CMake question: …", "useEffect vs useLayoutEffect — …"), or
+//!    a phrase setting the scene ("In a Makefile, …", "On Windows how …", "With pytest, …"),
+//!    up to its comma or the question word after it. People name the subject first as often as
+//!    not; the clause after it says what they ask.
+//! 4. Otherwise the prompt is a general question when that clause opens (after "please", "hey"
+//!    …, and "can you" / "could you", which only make a request polite) with a question word or
+//!    an auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb
+//!    asking for an explanation ("explain", "describe", "compare" …), or a verb asking for
+//!    something new and generic ("write a …", "suggest a …", "give me …").
+//! 5. Anything else — a request for work, a report of what happened — is set in the project.
 //!
 //! "Where" and "who" open no general question: where a thing lives and who owns it are facts
 //! of one project. English only: a prompt in another language reads as set in the project (the
@@ -113,24 +118,42 @@ const GREETINGS: &[&str] = &[
 /// Auxiliaries that, followed by "you", only make a request polite ("could you add …").
 const POLITE: &[&str] = &["can", "could", "would", "will"];
 
+/// Words that open a phrase setting the scene before the question ("In Go, …", "On macOS how …",
+/// "With pytest, …").
+const SCENE: &[&str] = &[
+    "in", "on", "for", "with", "using", "inside", "within", "under", "from", "via", "across",
+];
+
+/// Question words that open the main clause after a scene-setting phrase with no comma ("On
+/// Windows how do I …"). Not the auxiliaries: "is", "do" … also stand inside such a phrase.
+const CLAUSE_OPENING: &[&str] = &["what", "what's", "whats", "how", "why", "when", "which"];
+
+/// Words a topic label ("jq: …", "CMake question: …", "useEffect vs useLayoutEffect — …") has
+/// at most before its colon or dash.
+const LABEL_WORDS: usize = 3;
+
+/// How far into a scene-setting phrase its end (a comma, a question word) is looked for.
+const SCENE_WORDS: usize = 6;
+
 /// Reads `prompt`'s form.
 pub fn read(prompt: &str) -> PromptForm {
-    let words = prose_words(prompt);
-    if let Some(word) = words
+    let tokens = prose_tokens(prompt);
+    if let Some(word) = tokens
         .iter()
-        .find(|w| SHARED_SITUATION.contains(&w.as_str()))
+        .find(|t| SHARED_SITUATION.contains(&t.as_str()))
     {
         return in_project(format!("set in the project (it says \"{word}\")"));
     }
-    let mut rest = skip_greetings(&words);
+    let mut rest = main_clause(skip_greetings(&tokens));
     if rest.len() > 1 && POLITE.contains(&rest[0].as_str()) && rest[1] == "you" {
         rest = skip_greetings(&rest[2..]);
     }
-    let Some(opening) = rest.first() else {
+    let words: Vec<&String> = rest.iter().filter(|t| !is_mark(t)).collect();
+    let Some(opening) = words.first() else {
         return in_project("set in the project (nothing outside code)".to_owned());
     };
     let making_generic = MAKING.contains(&opening.as_str())
-        && rest
+        && words
             .iter()
             .skip(1)
             .take(2)
@@ -147,14 +170,54 @@ pub fn read(prompt: &str) -> PromptForm {
     }
 }
 
-fn skip_greetings(mut words: &[String]) -> &[String] {
-    while words
-        .first()
-        .is_some_and(|w| GREETINGS.contains(&w.as_str()))
-    {
-        words = &words[1..];
+/// Where the main clause starts, past what only names the question's subject first: a topic
+/// label ("jq: how do I …", "git - how do I …") or a phrase setting the scene ("In a
+/// Makefile, what's …", "On Windows how do I …"). People put the subject first as often as not;
+/// the clause after it says whether they ask for general knowledge.
+fn main_clause(tokens: &[String]) -> &[String] {
+    let label_end = tokens
+        .iter()
+        .take(LABEL_WORDS + 1)
+        .position(|t| t == ":" || t == "-");
+    // A question or a request before the colon is the clause itself ("What does position:
+    // sticky do?", "Write a haiku: autumn rain").
+    let is_label = |end: &usize| {
+        *end > 0
+            && !tokens[..*end]
+                .iter()
+                .any(|t| ASKING.contains(&t.as_str()) || MAKING.contains(&t.as_str()))
+    };
+    if let Some(end) = label_end.filter(is_label) {
+        return skip_greetings(&tokens[end + 1..]);
     }
-    words
+    if tokens.first().is_some_and(|t| SCENE.contains(&t.as_str())) {
+        let phrase = &tokens[1..tokens.len().min(SCENE_WORDS + 1)];
+        if let Some(comma) = phrase.iter().position(|t| t == ",") {
+            return &tokens[comma + 2..];
+        }
+        if let Some(question) = phrase
+            .iter()
+            .position(|t| CLAUSE_OPENING.contains(&t.as_str()))
+        {
+            return &tokens[question + 1..];
+        }
+    }
+    tokens
+}
+
+fn skip_greetings(mut tokens: &[String]) -> &[String] {
+    while tokens
+        .first()
+        .is_some_and(|t| is_mark(t) || GREETINGS.contains(&t.as_str()))
+    {
+        tokens = &tokens[1..];
+    }
+    tokens
+}
+
+/// Punctuation kept as a token: a comma, a colon, a dash.
+fn is_mark(token: &str) -> bool {
+    matches!(token, "," | ":" | "-")
 }
 
 fn in_project(why: String) -> PromptForm {
@@ -164,8 +227,9 @@ fn in_project(why: String) -> PromptForm {
     }
 }
 
-/// The prompt's prose words, lowercased, code set aside.
-fn prose_words(prompt: &str) -> Vec<String> {
+/// The prompt's prose, lowercased, code set aside: its words, and the marks that end a label or a
+/// phrase (`,`; `:`; a dash standing alone, `-`) as tokens of their own.
+fn prose_tokens(prompt: &str) -> Vec<String> {
     let mut prose = String::with_capacity(prompt.len());
     for (i, part) in prompt.split("```").enumerate() {
         // Even parts are outside fences; an unclosed fence runs to the end.
@@ -179,14 +243,34 @@ fn prose_words(prompt: &str) -> Vec<String> {
         }
         prose.push(' ');
     }
-    prose
-        .to_lowercase()
-        .replace('\u{2019}', "'")
-        .split(|c: char| !(c.is_alphabetic() || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect()
+    let prose = prose.to_lowercase().replace('\u{2019}', "'");
+    let mut tokens = Vec::new();
+    for chunk in prose.split_whitespace() {
+        // A dash between spaces ends a label; one inside a word ("set-up") does not.
+        if chunk
+            .chars()
+            .all(|c| matches!(c, '-' | '\u{2013}' | '\u{2014}'))
+        {
+            tokens.push("-".to_owned());
+            continue;
+        }
+        for piece in chunk.split(|c: char| !(c.is_alphabetic() || c == '\'')) {
+            let word = piece.trim_matches('\'');
+            if !word.is_empty() {
+                tokens.push(word.to_owned());
+            }
+        }
+        // A mark ending the chunk ends a label or a phrase ("jq:", "In Go,").
+        if let Some(mark) = chunk.chars().last().and_then(|c| match c {
+            ',' => Some(","),
+            ':' => Some(":"),
+            '\u{2013}' | '\u{2014}' => Some("-"),
+            _ => None,
+        }) {
+            tokens.push(mark.to_owned());
+        }
+    }
+    tokens
 }
 
 #[cfg(test)]
@@ -244,6 +328,41 @@ mod tests {
         assert_eq!(
             read("Bump the Node version in CI").why,
             "set in the project (it opens with \"bump\", not as a general question)"
+        );
+    }
+
+    #[test]
+    fn a_subject_named_first_leaves_the_question_after_it_to_decide() {
+        for prompt in [
+            "jq: how do I print one field per line?",
+            "CMake question: what's the difference between PUBLIC and PRIVATE?",
+            "useEffect vs useLayoutEffect \u{2014} when does it matter?",
+            "git - how do I undo a rebase that went wrong?",
+            "In a Makefile, what's the difference between = and :=?",
+            "In TypeScript, when should I reach for `unknown` instead of `any`?",
+            "On Windows how do I find out which process has a lock on a file?",
+            "With pytest, how do I run one test by name?",
+        ] {
+            let form = read(prompt);
+            assert!(form.general, "{prompt:?}: {form:?}");
+        }
+        // The clause after the subject can still ask for work or report the project's state.
+        for prompt in [
+            "Billing: add a retry to the invoice export",
+            "In the checkout flow, the total is off by a cent",
+            "For the nightly export, bump the timeout to an hour",
+            "On staging the login page returns a 502",
+            "Postgres - the replica lags by ten minutes",
+        ] {
+            let form = read(prompt);
+            assert!(!form.general, "{prompt:?}: {form:?}");
+        }
+        // A question before a colon is the clause itself, not a label.
+        assert!(general("What does position: sticky do?"));
+        assert!(general("Write a haiku: autumn rain on a tin roof"));
+        assert_eq!(
+            read("Explain semantic versioning: when do I bump major?").why,
+            "a general question (\"explain …\")"
         );
     }
 
