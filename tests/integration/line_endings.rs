@@ -41,6 +41,7 @@ fn every_tracked_data_file_is_kept_byte_for_byte() {
         "bench/dream-set",
         "bench/recall-set",
         "bench/recall-heldout",
+        "bench/recall-fresh",
         "bench/extract-set",
         "bench/recall-questions.toml",
     ];

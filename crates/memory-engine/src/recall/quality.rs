@@ -7,9 +7,13 @@
 //!
 //! A second set written apart from it, `bench/recall-heldout/` (a mobile app, a platform team, a
 //! clinic booking app), is never tuned on: it says how the numbers hold on memories and prompts
-//! nobody looked at while choosing the relevance gate's bars. And `bench/recall-questions.toml`
-//! holds ordinary programming questions no memory answers, split into a `tune` and a `heldout`
-//! half: every one asked in every dir of the matching set must inject nothing.
+//! nobody looked at while choosing the relevance gate's bars. A third, `bench/recall-fresh/` (six
+//! projects), was written later by writers who saw neither the sets nor the gate, with memories
+//! as Claude Code writes them (**Why:** and **How to apply:** lines) and nothing-relevant prompts
+//! on the projects' own languages and tools. And `bench/recall-questions.toml` holds ordinary
+//! programming questions no memory answers, split into a `tune`, a `heldout` and a `fresh` half
+//! (natural phrasings, for `bench/recall-fresh`): every one asked in every dir of the matching
+//! set should inject nothing.
 //!
 //! [`measure`] runs recall on every prompt and scores it: recall@5 (the share of a prompt's
 //! relevant memories among its results, averaged over prompts with any), MRR (one over the rank
@@ -32,6 +36,8 @@ use crate::engine::Engine;
 pub const RECALL_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/recall-set");
 /// The held-out set.
 pub const HELDOUT_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/recall-heldout");
+/// The second held-out set, written apart from both and from the gate.
+pub const FRESH_SET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/recall-fresh");
 /// The ordinary questions no memory answers.
 pub const QUESTIONS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
