@@ -1,8 +1,9 @@
-//! Recall quality on the labeled sets (`bench/recall-set/`, tuned on, and `bench/recall-heldout/`,
-//! never tuned on): recall@5, MRR, memories injected a prompt and the share of them labeled
+//! Recall quality on the labeled sets (`bench/recall-set/`, tuned on; `bench/recall-heldout/` and
+//! `bench/recall-fresh/`, never tuned on): recall@5, MRR, memories injected a prompt and the share of them labeled
 //! relevant, how many of the prompts nothing relates to inject nothing,
 //! and how many ordinary questions no memory answers (`bench/recall-questions.toml`, its tuning
-//! half asked in the first set's dirs, its held-out half in the second's) inject anything — per
+//! half asked in the first set's dirs, its held-out half in the second's, its fresh half in the
+//! third's) inject anything — per
 //! provider: `offline` (lexical), and `local` (hybrid with the real local model) when the model
 //! is installed. Then the relevance gate's trade-off: recall@5 against questions wrongly injected
 //! for neighbouring settings of its bars, the chosen one among them, with the memories each
@@ -10,14 +11,15 @@
 
 use std::path::Path;
 
-use memory_engine::recall::quality::{self as recall_set, HELDOUT_SET, RECALL_SET};
+use memory_engine::recall::quality::{self as recall_set, FRESH_SET, HELDOUT_SET, RECALL_SET};
 use memory_engine::recall::{Bars, Selector};
 use memory_engine::Engine;
 
-/// The two halves: (name, labeled set, questions' half).
-const HALVES: [(&str, &str, &str); 2] = [
+/// The sets: (name, labeled set, questions' half). Only the first is tuned on.
+const HALVES: [(&str, &str, &str); 3] = [
     ("tuning", RECALL_SET, "tune"),
     ("held out", HELDOUT_SET, "heldout"),
+    ("fresh", FRESH_SET, "fresh"),
 ];
 
 /// Recall@5, memories a prompt and the questions injected for one provider, gate setting and
@@ -211,6 +213,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     let form_blind = |prompt| Bars {
         prompt,
         project_prompt: prompt,
+        model_alone: prompt,
         ..chosen
     };
     let mut local_settings: Vec<(String, Bars)> = vec![
@@ -260,6 +263,25 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             },
         ));
     }
+    // A general question the lexical side does not agree with (no memory meets its bars): the
+    // strength its strongest memory needs on the model's word alone. At the general bar, the
+    // lexical side is not asked (before); never, it is always asked.
+    for model_alone in [chosen.prompt, 4.25, 5.0, f64::INFINITY] {
+        let label = if model_alone == chosen.prompt {
+            "the model alone at the general bar (before)".to_owned()
+        } else if model_alone.is_infinite() {
+            "the model alone never".to_owned()
+        } else {
+            format!("the model alone at {model_alone}σ")
+        };
+        local_settings.push((
+            label,
+            Bars {
+                model_alone,
+                ..chosen
+            },
+        ));
+    }
     for semantic_floor in [0.25, 0.35, 0.4] {
         local_settings.push((
             format!(
@@ -277,19 +299,14 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         "relevance gate: recall@5 and memories a prompt against ordinary questions wrongly \
          injected and the labeled prompts nothing relates to kept silent (* = chosen)"
     );
-    println!(
-        "{:<9} {:<41} {:>9} {:>9} {:>20} {:>7}   {:>9} {:>9} {:>20} {:>7}",
-        "recall",
-        "gate",
-        "tuning",
-        "a prompt",
-        "injected",
-        "silent",
-        "held out",
-        "a prompt",
-        "injected",
-        "silent"
-    );
+    let mut header = format!("{:<9} {:<41}", "recall", "gate");
+    for (set_name, _, _) in HALVES {
+        header.push_str(&format!(
+            " {:>9} {:>9} {:>20} {:>7}  ",
+            set_name, "a prompt", "injected", "silent"
+        ));
+    }
+    println!("{}", header.trim_end());
     for (name, selector) in selectors {
         let settings = if matches!(selector, Selector::Semantic(_)) {
             &local_settings
@@ -297,22 +314,19 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             &offline_settings
         };
         for (label, bars) in settings {
-            let tuning = point(&runtime, engine, selector, bars, (RECALL_SET, "tune"));
-            let held_out = point(&runtime, engine, selector, bars, (HELDOUT_SET, "heldout"));
             let mark = if *bars == chosen { "*" } else { " " };
-            println!(
-                "{:<9} {mark}{:<40} {:>9.2} {:>9.2} {:>20} {:>7}   {:>9.2} {:>9.2} {:>20} {:>7}",
-                name,
-                label,
-                tuning.recall_at_5,
-                tuning.injected_per_prompt,
-                injected(tuning.injected, tuning.pairs),
-                format!("{}/{}", tuning.none_silent, tuning.none),
-                held_out.recall_at_5,
-                held_out.injected_per_prompt,
-                injected(held_out.injected, held_out.pairs),
-                format!("{}/{}", held_out.none_silent, held_out.none)
-            );
+            let mut line = format!("{name:<9} {mark}{label:<40}");
+            for (_, set, half) in HALVES {
+                let at = point(&runtime, engine, selector, bars, (set, half));
+                line.push_str(&format!(
+                    " {:>9.2} {:>9.2} {:>20} {:>7}  ",
+                    at.recall_at_5,
+                    at.injected_per_prompt,
+                    injected(at.injected, at.pairs),
+                    format!("{}/{}", at.none_silent, at.none)
+                ));
+            }
+            println!("{}", line.trim_end());
         }
     }
     Ok(())

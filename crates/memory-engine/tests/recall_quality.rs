@@ -10,7 +10,7 @@ use memory_engine::config::LlmOverrides;
 use memory_engine::embed::cosine;
 use memory_engine::llm::{CancellationToken, ProviderKind};
 use memory_engine::recall::quality::{
-    self as recall_set, Measured, Silence, HELDOUT_SET, RECALL_SET,
+    self as recall_set, Measured, Silence, FRESH_SET, HELDOUT_SET, RECALL_SET,
 };
 use memory_engine::recall::{Bars, RecallReport, RecallRequest, RecallResult, Selector};
 use memory_engine::testing::fixtures::{self, TempMemoryDir};
@@ -350,6 +350,41 @@ async fn ordinary_questions_inject_nothing_with_the_local_model() {
     assert!(
         gate.contains("above the prompt's own similarity to ordinary requests"),
         "{gate}"
+    );
+}
+
+/// The set written apart from the gate (`bench/recall-fresh`): six projects' memories as Claude
+/// Code writes them, prompts as developers type them, and nothing-relevant prompts on the
+/// projects' own languages and tools, the hardest to keep quiet.
+#[tokio::test]
+async fn the_set_written_apart_from_the_gate_keeps_its_recall_and_its_silence() {
+    let fx = TempMemoryDir::new("recall-fresh");
+    let offline = recall_set::measure(&fx.engine, Path::new(FRESH_SET), &Selector::Lexical).await;
+    let text = report("lexical, fresh", &offline);
+    println!("{text}");
+    assert!(offline.overall.prompts >= 150, "{text}");
+    assert!(offline.overall.recall_at_5 >= 0.8, "{text}");
+    assert!(offline.overall.none >= 12, "{text}");
+    // At most one nothing-relevant prompt in six injects.
+    assert!(
+        offline.overall.none_silent * 6 >= offline.overall.none * 5,
+        "{text}"
+    );
+
+    let Some(engine) = engine_with_model(&fx) else {
+        return;
+    };
+    let local = Selector::Semantic(engine.embeddings().clone());
+    let measured = recall_set::measure(&engine, Path::new(FRESH_SET), &local).await;
+    let text = report("local, fresh", &measured);
+    println!("{text}");
+    assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
+    // 3 of 12 inject: a fragment and a complaint, read as set in the project, and "In
+    // TypeScript, when should I reach for `unknown` instead of `any`?", 6σ near the rule that
+    // docs' TypeScript samples type-check. 5 with the model's word alone at the general bar.
+    assert!(
+        measured.overall.none - measured.overall.none_silent <= 3,
+        "{text}"
     );
 }
 

@@ -70,7 +70,16 @@ pub(super) fn rank(
     } else {
         0.0
     };
-    let verdicts = gate::semantic_verdicts(&calibration, &evidence, known_share, form, bars);
+    // The lexical side agrees when a memory meets its bars (`lexical::rank`'s own verdicts).
+    let lexical_agrees = lexical.iter().any(|r| !r.unrelated);
+    let verdicts = gate::semantic_verdicts(
+        &calibration,
+        &evidence,
+        known_share,
+        form,
+        lexical_agrees,
+        bars,
+    );
     let mut ranked: Vec<Ranked> = candidates
         .into_iter()
         .zip(verdicts)
@@ -95,5 +104,5 @@ pub(super) fn rank(
         })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-    Ok((ranked, calibration.rule(bars, form)))
+    Ok((ranked, calibration.rule(bars, form, lexical_agrees)))
 }
