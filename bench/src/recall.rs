@@ -1,13 +1,12 @@
 //! Recall quality on the labeled sets (`bench/recall-set/`, tuned on; `bench/recall-heldout/` and
-//! `bench/recall-fresh/`, never tuned on): recall@5, MRR, memories injected a prompt and the share of them labeled
-//! relevant, how many of the prompts nothing relates to inject nothing,
-//! and how many ordinary questions no memory answers (`bench/recall-questions.toml`, its tuning
-//! half asked in the first set's dirs, its held-out half in the second's, its fresh half in the
-//! third's) inject anything — per
-//! provider: `offline` (lexical), and `local` (hybrid with the real local model) when the model
-//! is installed. Then the relevance gate's trade-off: recall@5 against questions wrongly injected
-//! for neighbouring settings of its bars, the chosen one among them, with the memories each
-//! injects a prompt.
+//! `bench/recall-fresh/`, never tuned on): recall@5, MRR, memories injected a prompt and the
+//! share of them labeled relevant, how many of the prompts nothing relates to inject nothing, and
+//! how many ordinary questions no memory answers (`bench/recall-questions.toml`: its tuning half
+//! asked in the first set's dirs, its held-out half in the second's, its fresh half in the
+//! third's) inject anything — per provider: `offline` (lexical), and `local` (hybrid with the
+//! real local model) when the model is installed. Then the relevance gate's trade-off: recall@5
+//! against questions wrongly injected for neighbouring settings of its bars, the chosen one among
+//! them, with the memories each injects a prompt.
 
 use std::path::Path;
 
@@ -16,7 +15,7 @@ use memory_engine::recall::{Bars, Selector};
 use memory_engine::Engine;
 
 /// The sets: (name, labeled set, questions' half). Only the first is tuned on.
-const HALVES: [(&str, &str, &str); 3] = [
+const SETS: [(&str, &str, &str); 3] = [
     ("tuning", RECALL_SET, "tune"),
     ("held out", HELDOUT_SET, "heldout"),
     ("fresh", FRESH_SET, "fresh"),
@@ -89,7 +88,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         "questions injected"
     );
     for (name, selector) in selectors {
-        for (set_name, set, half) in HALVES {
+        for (set_name, set, half) in SETS {
             let measured = runtime.block_on(recall_set::measure(engine, Path::new(set), selector));
             let silence = runtime.block_on(recall_set::silence(
                 engine,
@@ -268,11 +267,11 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     // lexical side is not asked (before); never, it is always asked.
     for model_alone in [chosen.prompt, 4.25, 5.0, f64::INFINITY] {
         let label = if model_alone == chosen.prompt {
-            "the model alone at the general bar (before)".to_owned()
+            "model alone at the general bar (before)".to_owned()
         } else if model_alone.is_infinite() {
-            "the model alone never".to_owned()
+            "model alone never".to_owned()
         } else {
-            format!("the model alone at {model_alone}σ")
+            format!("model alone at {model_alone}σ")
         };
         local_settings.push((
             label,
@@ -300,7 +299,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
          injected and the labeled prompts nothing relates to kept silent (* = chosen)"
     );
     let mut header = format!("{:<9} {:<41}", "recall", "gate");
-    for (set_name, _, _) in HALVES {
+    for (set_name, _, _) in SETS {
         header.push_str(&format!(
             " {:>9} {:>9} {:>20} {:>7}  ",
             set_name, "a prompt", "injected", "silent"
@@ -316,7 +315,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         for (label, bars) in settings {
             let mark = if *bars == chosen { "*" } else { " " };
             let mut line = format!("{name:<9} {mark}{label:<40}");
-            for (_, set, half) in HALVES {
+            for (_, set, half) in SETS {
                 let at = point(&runtime, engine, selector, bars, (set, half));
                 line.push_str(&format!(
                     " {:>9.2} {:>9.2} {:>20} {:>7}  ",
