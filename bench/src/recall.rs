@@ -128,6 +128,21 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     quality.precision
                 );
             }
+            if !silence.by_style.is_empty() {
+                let styles: Vec<String> = silence
+                    .by_style
+                    .iter()
+                    .map(|(style, (pairs, injected))| {
+                        format!("{style} {:.0} %", 100.0 * *injected as f64 / *pairs as f64)
+                    })
+                    .collect();
+                println!(
+                    "{:<9} {:<9} questions injecting by phrasing: {}",
+                    name,
+                    set_name,
+                    styles.join(", ")
+                );
+            }
             if std::env::var_os("ENGRAM_BENCH_MISSES").is_some() {
                 for miss in &measured.misses {
                     println!("    miss {miss}");

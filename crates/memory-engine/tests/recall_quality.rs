@@ -362,7 +362,7 @@ async fn the_set_written_apart_from_the_gate_keeps_its_recall_and_its_silence() 
     let offline = recall_set::measure(&fx.engine, Path::new(FRESH_SET), &Selector::Lexical).await;
     let text = report("lexical, fresh", &offline);
     println!("{text}");
-    assert!(offline.overall.prompts >= 150, "{text}");
+    assert!(offline.overall.prompts >= 230, "{text}");
     assert!(offline.overall.recall_at_5 >= 0.8, "{text}");
     assert!(offline.overall.none >= 12, "{text}");
     // At most one nothing-relevant prompt in six injects.
@@ -379,11 +379,13 @@ async fn the_set_written_apart_from_the_gate_keeps_its_recall_and_its_silence() 
     let text = report("local, fresh", &measured);
     println!("{text}");
     assert!(measured.overall.recall_at_5 >= 0.85, "{text}");
-    // 3 of 12 inject: a fragment and a complaint, read as set in the project, and "In
-    // TypeScript, when should I reach for `unknown` instead of `any`?", 6σ near the rule that
-    // docs' TypeScript samples type-check. 5 with the model's word alone at the general bar.
+    // At most one in six too. 2 of 12 inject: "numpy: fastest way to get the indices of the
+    // top-k values …", read as set in the project (it says "the", and opens with no question
+    // word), and "In TypeScript, when should I reach for `unknown` instead of `any`?", 6σ near
+    // the rule that docs' TypeScript samples type-check. 5 with the model's word alone at the
+    // general bar, 3 with the complaint "rubocop keeps telling me …" read as set in the project.
     assert!(
-        measured.overall.none - measured.overall.none_silent <= 3,
+        measured.overall.none_silent * 6 >= measured.overall.none * 5,
         "{text}"
     );
 }

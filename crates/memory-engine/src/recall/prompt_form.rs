@@ -17,7 +17,9 @@
 //! The rule, in order:
 //! 1. Code is not prose: fenced blocks and `inline code` are set aside (a pasted log that says
 //!    "this" points at nothing).
-//! 2. Any word pointing at the shared situation makes the prompt set in the project.
+//! 2. Any word pointing at the shared situation makes the prompt set in the project; "this" and
+//!    "these" only when the prompt holds no code, as beside pasted code they point at it ("why
+//!    does this throw `ConcurrentModificationException`?").
 //! 3. What only names the subject first is set aside: a topic label of up to three words before
 //!    a colon or a dash ("jq: …", "CMake question: …", "useEffect vs useLayoutEffect — …"), or
 //!    a phrase setting the scene ("In a Makefile, …", "On Windows how …", "With pytest, …"),
@@ -28,11 +30,20 @@
 //!    an auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb
 //!    asking for an explanation ("explain", "describe", "compare" …), or a verb asking for
 //!    something new and generic ("write a …", "suggest a …", "give me …").
-//! 5. Anything else — a request for work, a report of what happened — is set in the project.
+//! 5. It is a general question too when that clause opens by weighing two things ("redis vs
+//!    memcached for a cache", "CMD vs ENTRYPOINT in a Dockerfile"), or when the prompt refers
+//!    to nothing in particular and asks for no work: no definite reference ("the", "my",
+//!    "their" …), no "I" reporting, no opening verb of work ("add", "fix", "deploy" …). That is
+//!    how a search is typed ("docker prune everything", "java string to int"); a prompt about a
+//!    project names its particular things ("the nightly export", "my training job") or asks for
+//!    work on them.
+//! 6. Anything else — a request for work, a report of what happened — is set in the project.
 //!
 //! "Where" and "who" open no general question: where a thing lives and who owns it are facts
 //! of one project. English only: a prompt in another language reads as set in the project (the
-//! milder bar), and the bar for it is still words shared with a memory.
+//! milder bar), and the bar for it is still words shared with a memory; one typed without
+//! accents ("agrega una columna") can read as naming nothing in particular, and get the
+//! general bar.
 
 /// How a prompt reads, and why, for the gate's verdicts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +121,104 @@ const MAKING: &[&str] = &[
 /// What follows a making verb when the thing made is generic.
 const GENERIC_OBJECT: &[&str] = &["a", "an", "me", "some"];
 
+/// Words of the shared situation that point at pasted code instead when the prompt holds some
+/// ("why does this throw `…`?", "convert this to a list comprehension: ```…```").
+const POINTING: &[&str] = &["this", "these", "here"];
+
+/// Words referring to a particular thing — a definite article, a possessive — or to the asker
+/// reporting ("I added …", "I'm getting …"): a prompt with none names nothing of its own.
+const PARTICULAR: &[&str] = &[
+    "the", "my", "your", "his", "her", "its", "their", "i", "i'm", "im", "i've", "i'd", "i'll",
+];
+
+/// Verbs opening a request for work, which a prompt naming nothing in particular may still be
+/// ("Add a new alert for high queue depth", "Scaffold a new microservice for notifications").
+const WORK: &[&str] = &[
+    "add",
+    "adding",
+    "archive",
+    "backfill",
+    "build",
+    "bump",
+    "change",
+    "check",
+    "clean",
+    "commit",
+    "compute",
+    "configure",
+    "cut",
+    "debug",
+    "delete",
+    "deploy",
+    "design",
+    "disable",
+    "document",
+    "drop",
+    "enable",
+    "extract",
+    "find",
+    "fix",
+    "go",
+    "hook",
+    "implement",
+    "import",
+    "install",
+    "investigate",
+    "let",
+    "list",
+    "log",
+    "look",
+    "make",
+    "merge",
+    "migrate",
+    "move",
+    "open",
+    "optimise",
+    "optimize",
+    "parse",
+    "port",
+    "post",
+    "profile",
+    "publish",
+    "push",
+    "refactor",
+    "release",
+    "remove",
+    "rename",
+    "replace",
+    "rerun",
+    "restart",
+    "retrain",
+    "revert",
+    "review",
+    "rewrite",
+    "run",
+    "scaffold",
+    "schedule",
+    "send",
+    "set",
+    "ship",
+    "show",
+    "speed",
+    "split",
+    "start",
+    "stop",
+    "switch",
+    "sync",
+    "tag",
+    "test",
+    "update",
+    "upgrade",
+    "use",
+    "wire",
+];
+
+/// Words weighing one thing against another ("redis vs memcached …").
+const VERSUS: &[&str] = &["vs", "versus"];
+
+/// How far into the main clause a comparison's "vs" stands ("postgres jsonb vs json …").
+const COMPARISON_WORDS: usize = 4;
+
 /// Words that open a prompt without changing its form.
 const GREETINGS: &[&str] = &[
     "please", "hey", "hi", "hello", "ok", "okay", "so", "quick", "question",
@@ -138,10 +247,14 @@ const SCENE_WORDS: usize = 6;
 /// Reads `prompt`'s form.
 pub fn read(prompt: &str) -> PromptForm {
     let tokens = prose_tokens(prompt);
-    if let Some(word) = tokens
-        .iter()
-        .find(|t| SHARED_SITUATION.contains(&t.as_str()))
-    {
+    let holds_code = prompt.contains('`');
+    // "yesterday's change", "here's": a possessive or a contraction points as well.
+    let points_at_the_situation = |t: &&String| {
+        let word = t.strip_suffix("'s").unwrap_or(t);
+        (SHARED_SITUATION.contains(&t.as_str()) || SHARED_SITUATION.contains(&word))
+            && !(holds_code && POINTING.contains(&word))
+    };
+    if let Some(word) = tokens.iter().find(points_at_the_situation) {
         return in_project(format!("set in the project (it says \"{word}\")"));
     }
     let mut rest = main_clause(skip_greetings(&tokens));
@@ -158,11 +271,26 @@ pub fn read(prompt: &str) -> PromptForm {
             .skip(1)
             .take(2)
             .any(|w| GENERIC_OBJECT.contains(&w.as_str()));
+    let says = |word: &str| tokens.iter().any(|t| t == word);
+    // "X vs Y" opening the clause, unless the prompt says which thing of its own it is for
+    // ("float vs int for the new setback offset?").
+    let versus = words
+        .iter()
+        .take(COMPARISON_WORDS)
+        .position(|w| VERSUS.contains(&w.as_str()))
+        .filter(|at| *at > 0 && *at + 1 < words.len() && !says("the"));
+    // Letters outside ASCII are another language's ("Lösche bitte den alten Branch"), whose
+    // particular things these English words do not tell.
+    let names_nothing_particular = tokens.iter().all(|t| t.is_ascii())
+        && !PARTICULAR.iter().any(|word| says(word))
+        && !WORK.contains(&opening.as_str())
+        && !MAKING.contains(&opening.as_str());
     if ASKING.contains(&opening.as_str()) || making_generic {
-        PromptForm {
-            general: true,
-            why: format!("a general question (\"{opening} …\")"),
-        }
+        general(format!("\"{opening} …\""))
+    } else if let Some(at) = versus {
+        general(format!("\"{} vs {}\"", words[at - 1], words[at + 1]))
+    } else if names_nothing_particular {
+        general("it names nothing in particular and asks for no work".to_owned())
     } else {
         in_project(format!(
             "set in the project (it opens with \"{opening}\", not as a general question)"
@@ -218,6 +346,13 @@ fn skip_greetings(mut tokens: &[String]) -> &[String] {
 /// Punctuation kept as a token: a comma, a colon, a dash.
 fn is_mark(token: &str) -> bool {
     matches!(token, "," | ":" | "-")
+}
+
+fn general(why: String) -> PromptForm {
+    PromptForm {
+        general: true,
+        why: format!("a general question ({why})"),
+    }
 }
 
 fn in_project(why: String) -> PromptForm {
@@ -367,6 +502,45 @@ mod tests {
     }
 
     #[test]
+    fn a_search_or_a_comparison_naming_nothing_in_particular_reads_as_general() {
+        for prompt in [
+            "docker prune everything",
+            "java string to int",
+            "python list comprehension with two loops?",
+            "tar extract to a specific directory",
+            "redis vs memcached for a simple cache in front of a database?",
+            "Gradle Kotlin DSL vs Groovy DSL \u{2014} is it worth switching?",
+            "git merge vs git rebase, which one should I use to update my branch?",
+            "linter keeps telling me to use \\A instead of ^ in a validation regex",
+        ] {
+            let form = read(prompt);
+            assert!(form.general, "{prompt:?}: {form:?}");
+        }
+        assert_eq!(
+            read("CMD vs ENTRYPOINT in a Dockerfile").why,
+            "a general question (\"cmd vs entrypoint\")"
+        );
+        assert_eq!(
+            read("npm list globally installed packages").why,
+            "a general question (it names nothing in particular and asks for no work)"
+        );
+        // A definite reference, the asker reporting, or a verb of work keeps it in the project;
+        // so does a "vs" deep in a report, and another language.
+        for prompt in [
+            "nightly export timeout after the upgrade",
+            "my training job keeps getting killed after two days",
+            "I added the --json flag, is the PR ready to merge?",
+            "Add a new Prometheus alert for high queue depth",
+            "Scaffold a new microservice for notifications",
+            "two runs with the same seed gave different scores, 0.7913 vs 0.7891",
+            "Lösche bitte den alten Branch",
+        ] {
+            let form = read(prompt);
+            assert!(!form.general, "{prompt:?}: {form:?}");
+        }
+    }
+
+    #[test]
     fn code_and_pasted_text_are_not_read_as_the_prompts_words() {
         // "this" inside code points at nothing of the asker's.
         assert!(general(
@@ -376,6 +550,14 @@ mod tests {
             "Why would a shell script print that?\n```\nhere: line 3: this: command not found\n```"
         ));
         assert!(!general("```\nTraceback (most recent call last):\n```"));
+        // Beside pasted code, "this" points at the code, not at the asker's situation.
+        assert!(general(
+            "why does this throw `ConcurrentModificationException`?"
+        ));
+        assert!(general(
+            "convert this to a list comprehension:\n```python\nfor x in xs: out.append(x)\n```"
+        ));
+        assert!(!general("Rewrite this nested query so it's readable"));
         assert!(!general(""));
     }
 }

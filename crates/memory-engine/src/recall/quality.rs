@@ -48,9 +48,13 @@ pub const QUESTIONS: &str = concat!(
 #[derive(Debug, Clone, Deserialize)]
 pub struct Question {
     pub topic: String,
-    /// `tune` or `heldout`.
+    /// `tune`, `heldout` or `fresh`.
     pub half: String,
     pub text: String,
+    /// How it is phrased, for the fresh ones: `plain`, `label`, `leading`, `comparison`,
+    /// `fragment`, `trouble`, `imperative` or `pasted`.
+    #[serde(default)]
+    pub style: String,
 }
 
 #[derive(Deserialize)]
@@ -89,6 +93,8 @@ pub struct Silence {
     pub injected: usize,
     /// `question → files`, for a person to read.
     pub injections: Vec<String>,
+    /// Per phrasing of the questions that say theirs: (pairs, injected).
+    pub by_style: BTreeMap<String, (usize, usize)>,
 }
 
 impl Silence {
@@ -122,7 +128,13 @@ pub async fn silence(
                 .await
                 .unwrap_or_else(|e| panic!("recall {:?}: {e}", question.text));
             silence.pairs += 1;
-            if !report.results.is_empty() {
+            let injected = !report.results.is_empty();
+            if !question.style.is_empty() {
+                let style = silence.by_style.entry(question.style.clone()).or_default();
+                style.0 += 1;
+                style.1 += usize::from(injected);
+            }
+            if injected {
                 silence.injected += 1;
                 let files: Vec<&str> = report.results.iter().map(|r| r.file.as_str()).collect();
                 silence.injections.push(format!(
