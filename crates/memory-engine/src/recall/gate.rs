@@ -102,7 +102,7 @@ pub struct Bars {
 impl Bars {
     /// On the tuning half of the questions and `bench/recall-set`: offline, 23 of 210
     /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.65 (0.68 with no
-    /// gate); local, 18 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
+    /// gate); local, 12 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
     /// (`make bench`).
     ///
     /// Local, a general question the lexical side does not agree with (no memory meets the

@@ -30,13 +30,15 @@
 //!    an auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb
 //!    asking for an explanation ("explain", "describe", "compare" …), or a verb asking for
 //!    something new and generic ("write a …", "suggest a …", "give me …").
-//! 5. It is a general question too when that clause opens by weighing two things ("redis vs
-//!    memcached for a cache", "CMD vs ENTRYPOINT in a Dockerfile"), or when the prompt refers
-//!    to nothing in particular and asks for no work: no definite reference ("the", "my",
-//!    "their" …), no "I" reporting, no opening verb of work ("add", "fix", "deploy" …). That is
-//!    how a search is typed ("docker prune everything", "java string to int"); a prompt about a
-//!    project names its particular things ("the nightly export", "my training job") or asks for
-//!    work on them.
+//! 5. It is a general question too when the prompt names no thing both the asker and the
+//!    project know — it does not say "the" — and either opens by weighing two things ("redis vs
+//!    memcached for a cache", "CMD vs ENTRYPOINT in a Dockerfile"), or opens with the asker's
+//!    own trouble ("my cron job works by hand but not from cron", "I keep getting 'permission
+//!    denied' on push"), or refers to nothing in particular and asks for no work: no
+//!    possessive ("my", "their" …), no "I" reporting, no opening verb of work ("add", "fix",
+//!    "deploy" …). That is how a search is typed ("docker prune everything", "java string to
+//!    int"); a prompt about a project names its particular things ("the nightly export", "my
+//!    training job on the cluster") or asks for work on them.
 //! 6. Anything else — a request for work, a report of what happened — is set in the project.
 //!
 //! "Where" and "who" open no general question: where a thing lives and who owns it are facts
@@ -127,9 +129,10 @@ const POINTING: &[&str] = &["this", "these", "here"];
 
 /// Words referring to a particular thing — a definite article, a possessive — or to the asker
 /// reporting ("I added …", "I'm getting …"): a prompt with none names nothing of its own.
-const PARTICULAR: &[&str] = &[
-    "the", "my", "your", "his", "her", "its", "their", "i", "i'm", "im", "i've", "i'd", "i'll",
-];
+const PARTICULAR: &[&str] = &["the", "your", "his", "her", "its", "their"];
+
+/// The asker, telling of their own situation.
+const FIRST_PERSON: &[&str] = &["i", "i'm", "im", "i've", "i'd", "i'll", "my"];
 
 /// Verbs opening a request for work, which a prompt naming nothing in particular may still be
 /// ("Add a new alert for high queue depth", "Scaffold a new microservice for notifications").
@@ -282,15 +285,23 @@ pub fn read(prompt: &str) -> PromptForm {
     // Letters outside ASCII are another language's ("Lösche bitte den alten Branch"), whose
     // particular things these English words do not tell.
     let names_nothing_particular = tokens.iter().all(|t| t.is_ascii())
-        && !PARTICULAR.iter().any(|word| says(word))
+        && !PARTICULAR.iter().chain(FIRST_PERSON).any(|word| says(word))
         && !WORK.contains(&opening.as_str())
         && !MAKING.contains(&opening.as_str());
+    // The asker's own trouble or wish told first ("my cron job works by hand but not from
+    // cron", "I keep getting 'permission denied' on push") names a thing both know only with
+    // "the" ("my training job on the cluster …").
+    let own_trouble = FIRST_PERSON.contains(&opening.as_str()) && !says("the");
     if ASKING.contains(&opening.as_str()) || making_generic {
         general(format!("\"{opening} …\""))
     } else if let Some(at) = versus {
         general(format!("\"{} vs {}\"", words[at - 1], words[at + 1]))
     } else if names_nothing_particular {
         general("it names nothing in particular and asks for no work".to_owned())
+    } else if own_trouble {
+        general(format!(
+            "\"{opening} …\", the asker's own trouble, names nothing both know"
+        ))
     } else {
         in_project(format!(
             "set in the project (it opens with \"{opening}\", not as a general question)"
@@ -512,6 +523,8 @@ mod tests {
             "Gradle Kotlin DSL vs Groovy DSL \u{2014} is it worth switching?",
             "git merge vs git rebase, which one should I use to update my branch?",
             "linter keeps telling me to use \\A instead of ^ in a validation regex",
+            "my cron job works fine by hand but does nothing from cron",
+            "I keep getting 'permission denied (publickey)' when I push to github",
         ] {
             let form = read(prompt);
             assert!(form.general, "{prompt:?}: {form:?}");
@@ -521,17 +534,23 @@ mod tests {
             "a general question (\"cmd vs entrypoint\")"
         );
         assert_eq!(
+            read("my docker container exits right after it starts").why,
+            "a general question (\"my …\", the asker's own trouble, names nothing both know)"
+        );
+        assert_eq!(
             read("npm list globally installed packages").why,
             "a general question (it names nothing in particular and asks for no work)"
         );
-        // A definite reference, the asker reporting, or a verb of work keeps it in the project;
-        // so does a "vs" deep in a report, and another language.
+        // A definite reference, a verb of work, the asker reporting past the opening, or "the"
+        // in their own trouble keeps it in the project; so does a "vs" deep in a report, and
+        // another language.
         for prompt in [
             "nightly export timeout after the upgrade",
-            "my training job keeps getting killed after two days",
+            "my training job on the cluster keeps getting killed after two days",
             "I added the --json flag, is the PR ready to merge?",
             "Add a new Prometheus alert for high queue depth",
             "Scaffold a new microservice for notifications",
+            "Someone is stuck getting started, where should I send them to ask?",
             "two runs with the same seed gave different scores, 0.7913 vs 0.7891",
             "Lösche bitte den alten Branch",
         ] {
