@@ -17,9 +17,9 @@
 //! The rule, in order:
 //! 1. Code is not prose: fenced blocks and `inline code` are set aside (a pasted log that says
 //!    "this" points at nothing).
-//! 2. Any word pointing at the shared situation makes the prompt set in the project; "this" and
-//!    "these" only when the prompt holds no code, as beside pasted code they point at it ("why
-//!    does this throw `ConcurrentModificationException`?").
+//! 2. Any word pointing at the shared situation makes the prompt set in the project; "this",
+//!    "these" and "here" only when the prompt holds no code, as beside pasted code they point at
+//!    it ("why does this throw `ConcurrentModificationException`?").
 //! 3. What only names the subject first is set aside: a topic label of up to three words before
 //!    a colon or a dash ("jq: …", "CMake question: …", "useEffect vs useLayoutEffect — …"), or
 //!    a phrase setting the scene ("In a Makefile, …", "On Windows how …", "With pytest, …"),
@@ -127,11 +127,11 @@ const GENERIC_OBJECT: &[&str] = &["a", "an", "me", "some"];
 /// ("why does this throw `…`?", "convert this to a list comprehension: ```…```").
 const POINTING: &[&str] = &["this", "these", "here"];
 
-/// Words referring to a particular thing — a definite article, a possessive — or to the asker
-/// reporting ("I added …", "I'm getting …"): a prompt with none names nothing of its own.
+/// Words referring to a particular thing: the definite article, a possessive. A prompt with
+/// none of them nor of [`FIRST_PERSON`] names nothing of its own.
 const PARTICULAR: &[&str] = &["the", "your", "his", "her", "its", "their"];
 
-/// The asker, telling of their own situation.
+/// The asker, telling of their own situation ("I added …", "my build …").
 const FIRST_PERSON: &[&str] = &["i", "i'm", "im", "i've", "i'd", "i'll", "my"];
 
 /// Verbs opening a request for work, which a prompt naming nothing in particular may still be
@@ -300,7 +300,7 @@ pub fn read(prompt: &str) -> PromptForm {
         general("it names nothing in particular and asks for no work".to_owned())
     } else if own_trouble {
         general(format!(
-            "\"{opening} …\", the asker's own trouble, names nothing both know"
+            "\"{opening} …\": the asker's own trouble, with no \"the\""
         ))
     } else {
         in_project(format!(
@@ -535,7 +535,7 @@ mod tests {
         );
         assert_eq!(
             read("my docker container exits right after it starts").why,
-            "a general question (\"my …\", the asker's own trouble, names nothing both know)"
+            "a general question (\"my …\": the asker's own trouble, with no \"the\")"
         );
         assert_eq!(
             read("npm list globally installed packages").why,
