@@ -24,12 +24,15 @@
 //!    a colon or a dash ("jq: …", "CMake question: …", "useEffect vs useLayoutEffect — …"), or
 //!    a phrase setting the scene ("In a Makefile, …", "On Windows how …", "With pytest, …"),
 //!    up to its comma or the question word after it. People name the subject first as often as
-//!    not; the clause after it says what they ask.
+//!    not; the clause after it says what they ask — unless the subject is a particular thing
+//!    ("For the cmd handler, can I …", "In the Makefile, what's …"): then the question is about
+//!    the project's own.
 //! 4. Otherwise the prompt is a general question when that clause opens (after "please", "hey"
 //!    …, and "can you" / "could you", which only make a request polite) with a question word or
 //!    an auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb
-//!    asking for an explanation ("explain", "describe", "compare" …), or a verb asking for
-//!    something new and generic ("write a …", "suggest a …", "give me …").
+//!    asking for an explanation ("explain", "describe", "compare" …), a verb asking for
+//!    something new and generic ("write a …", "suggest a …", "give me …"), or a demonstration
+//!    ("show me how …", "show me an example …"; "show me the logs" is work).
 //! 5. It is a general question too when the prompt names no thing both the asker and the
 //!    project know — it does not say "the" — and either opens by weighing two things ("redis vs
 //!    memcached for a cache", "CMD vs ENTRYPOINT in a Dockerfile"), or opens with the asker's
@@ -122,6 +125,10 @@ const MAKING: &[&str] = &[
 
 /// What follows a making verb when the thing made is generic.
 const GENERIC_OBJECT: &[&str] = &["a", "an", "me", "some"];
+
+/// What follows "show me" when a demonstration is asked for ("show me how …", "show me an
+/// example …").
+const SHOWN: &[&str] = &["how", "a", "an", "some"];
 
 /// Words of the shared situation that point at pasted code instead when the prompt holds some
 /// ("why does this throw `…`?", "convert this to a list comprehension: ```…```").
@@ -261,6 +268,14 @@ pub fn read(prompt: &str) -> PromptForm {
         return in_project(format!("set in the project (it says \"{word}\")"));
     }
     let mut rest = main_clause(skip_greetings(&tokens));
+    // "For the cmd handler, can I …", "In the Makefile, what's …": the subject named first is
+    // a thing of the project's own.
+    let subject = &tokens[..tokens.len() - rest.len()];
+    if let Some(word) = subject.iter().find(|t| PARTICULAR.contains(&t.as_str())) {
+        return in_project(format!(
+            "set in the project (it names its subject with \"{word}\" first)"
+        ));
+    }
     if rest.len() > 1 && POLITE.contains(&rest[0].as_str()) && rest[1] == "you" {
         rest = skip_greetings(&rest[2..]);
     }
@@ -274,6 +289,11 @@ pub fn read(prompt: &str) -> PromptForm {
             .skip(1)
             .take(2)
             .any(|w| GENERIC_OBJECT.contains(&w.as_str()));
+    // "show me how …", "show me an example of …": a demonstration, asked for as "how do I …"
+    // asks; "show me the logs" is work.
+    let showing_how = opening.as_str() == "show"
+        && words.get(1).is_some_and(|w| w.as_str() == "me")
+        && words.get(2).is_some_and(|w| SHOWN.contains(&w.as_str()));
     let says = |word: &str| tokens.iter().any(|t| t == word);
     // "X vs Y" opening the clause, unless the prompt says which thing of its own it is for
     // ("float vs int for the new setback offset?").
@@ -292,7 +312,7 @@ pub fn read(prompt: &str) -> PromptForm {
     // cron", "I keep getting 'permission denied' on push") names a thing both know only with
     // "the" ("my training job on the cluster …").
     let own_trouble = FIRST_PERSON.contains(&opening.as_str()) && !says("the");
-    if ASKING.contains(&opening.as_str()) || making_generic {
+    if ASKING.contains(&opening.as_str()) || making_generic || showing_how {
         general(format!("\"{opening} …\""))
     } else if let Some(at) = versus {
         general(format!("\"{} vs {}\"", words[at - 1], words[at + 1]))
@@ -438,6 +458,8 @@ mod tests {
             "Please describe how HTTP/2 multiplexing works",
             "Write a function that flattens a nested list in JavaScript",
             "give me a cron expression for every weekday at 7",
+            "show me how to write a table-driven test in Go",
+            "show me an example GitHub Actions workflow with a matrix over node versions",
             "Is it safe to store JWTs in localStorage?",
             "What\u{2019}s the difference between a mutex and a semaphore?",
         ] {
@@ -462,6 +484,7 @@ mod tests {
             "Where do the feature flags live?",
             "Who approves changes to the payments service?",
             "Write the release notes for the 3.2 tag",
+            "show me the failing tests from last night",
             "Lösche bitte den alten Branch",
         ] {
             let form = read(prompt);
@@ -499,10 +522,17 @@ mod tests {
             "For the nightly export, bump the timeout to an hour",
             "On staging the login page returns a 502",
             "Postgres - the replica lags by ten minutes",
+            // A subject that is a thing of the project's own makes the question about it.
+            "for the cmd handler, can I just grab a buffer sized to the incoming message?",
+            "In the Makefile, what's the difference between = and :=?",
         ] {
             let form = read(prompt);
             assert!(!form.general, "{prompt:?}: {form:?}");
         }
+        assert_eq!(
+            read("In the Makefile, what does -j do?").why,
+            "set in the project (it names its subject with \"the\" first)"
+        );
         // A question before a colon is the clause itself, not a label.
         assert!(general("What does position: sticky do?"));
         assert!(general("Write a haiku: autumn rain on a tin roof"));
