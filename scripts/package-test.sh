@@ -135,7 +135,8 @@ step "Completions, man pages, licences"
 for file in /usr/share/bash-completion/completions/engram /usr/share/zsh/vendor-completions/_engram \
   /usr/share/fish/vendor_completions.d/engram.fish /usr/share/man/man1/engram.1.gz \
   /usr/share/man/man1/engram-dream-run.1.gz /usr/share/doc/engram/copyright \
-  /usr/share/doc/engram/gitleaks-LICENSE /usr/share/doc/engram/inter-LICENSE; do
+  /usr/share/doc/engram/gitleaks-LICENSE /usr/share/doc/engram/inter-LICENSE \
+  /usr/share/doc/engram/wordfreq-LICENSE; do
   [ -s "$chroot_dir$file" ] || fail "$file is not in the package"
 done
 expect "bash completes" "dream" "$(chroot "$chroot_dir" bash -c \
@@ -214,7 +215,7 @@ done
 for file in /usr/share/applications/Engram.desktop /usr/share/man/man1/engram.1.gz \
   /usr/share/bash-completion/completions/engram /usr/share/zsh/site-functions/_engram \
   /usr/share/fish/vendor_completions.d/engram.fish /usr/share/licenses/engram/gitleaks-LICENSE \
-  /usr/share/licenses/engram/inter-LICENSE; do
+  /usr/share/licenses/engram/inter-LICENSE /usr/share/licenses/engram/wordfreq-LICENSE; do
   expect "rpm holds $file" "$file" "$files"
 done
 

@@ -6,7 +6,8 @@
 #   /usr/share/applications/Engram.desktop     its menu entry, and the icons
 #   bash, zsh and fish completions, man pages  made by `engram generate` from the clap definition
 #   the licences                               Engram's and those of the bundled third-party files
-#                                              (gitleaks' rules, the Inter typeface)
+#                                              (gitleaks' rules, wordfreq's English word
+#                                              frequencies, the Inter typeface)
 #
 # Dependencies are read from the binaries themselves: dpkg-shlibdeps for the .deb (packages with
 # their minimum versions), the ELF sonames and symbol versions for the .rpm. The tray's library

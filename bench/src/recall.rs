@@ -172,6 +172,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     } else {
                         chosen.alone_coverage
                     },
+                    english_rarity: false,
                     project_coverage: f64::INFINITY,
                     bring_along: false,
                     ..chosen
@@ -199,6 +200,13 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             },
         ));
     }
+    offline_settings.push((
+        "chosen, words by IDF alone (before)".to_owned(),
+        Bars {
+            english_rarity: false,
+            ..chosen
+        },
+    ));
     // The relative floor around each provider's chosen one: what a higher floor saves in
     // memories a prompt, and what it costs in recall.
     offline_settings.push((

@@ -17,7 +17,9 @@
 //! query's weight (the sum of its terms' IDF, a term no document has counting as the rarest) that
 //! the document matched. Coverage says how much of the prompt a memory speaks to, which a raw
 //! BM25 score — relative to the corpus — cannot; recall uses it to inject nothing when nothing
-//! relates.
+//! relates. Its *rare coverage* scales each word's IDF by how rare the word is in English at large
+//! (from wordfreq's frequency tables: `words/README.md`), because a dir of twenty memories cannot
+//! tell that "check", "without" or "keep" are how any question is phrased.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -222,6 +224,52 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// How common English words are: lines of a word and its Zipf frequency (log10 of uses per
+/// billion words), in byte order of the words, from wordfreq (`words/README.md`).
+const ENGLISH_WORDS: &str = include_str!("words/english.txt");
+/// A word used less than once per million words is rare ([`english_rarity`] 1).
+const RARE_ZIPF: f64 = 3.0;
+/// The commonest English words ("the" 7.7, "to" 7.4) say nothing ([`english_rarity`] 0).
+const COMMONEST_ZIPF: f64 = 7.0;
+
+/// `word`'s Zipf frequency, 0 for a word not in [`ENGLISH_WORDS`]: a binary search over the
+/// text itself, halving a range of bytes and reading the line holding its middle byte, so there
+/// is nothing to build (a map of its 28,000 words took 4 ms, most of a cold hook's time).
+fn english_zipf(word: &str) -> f64 {
+    let bytes = ENGLISH_WORDS.as_bytes();
+    // Both ends of the range stand at the start of a line.
+    let (mut low, mut high) = (0, bytes.len());
+    while low < high {
+        let middle = low + (high - low) / 2;
+        let start = bytes[..middle]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let end = bytes[middle..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |at| middle + at);
+        let line = &ENGLISH_WORDS[start..end];
+        let (entry, zipf) = line.split_once(' ').unwrap_or((line, ""));
+        match entry.cmp(word) {
+            std::cmp::Ordering::Equal => return zipf.parse().unwrap_or(0.0),
+            std::cmp::Ordering::Less => low = end + 1,
+            std::cmp::Ordering::Greater => high = start,
+        }
+    }
+    0.0
+}
+
+/// How rare `word` is in English at large, 0..=1: 1 for a word used less than once per million
+/// words (Zipf 3: `kubernetes`, `webhook`, `pipefail`, or no English word at all), falling
+/// linearly to 0 at Zipf 7, the commonest words ("the"): `deployment` 0.77, `check` 0.42,
+/// `without` 0.33. A memory dir is too small to know that "check" or "without" is how any
+/// question is phrased: in twenty memories one that says "check" looks rare.
+fn english_rarity(word: &str) -> f64 {
+    let zipf = english_zipf(word);
+    ((COMMONEST_ZIPF - zipf) / (COMMONEST_ZIPF - RARE_ZIPF)).clamp(0.0, 1.0)
+}
+
 /// Term numbers: each surface form is stemmed once.
 #[derive(Debug, Clone, Default)]
 struct Vocabulary {
@@ -290,10 +338,33 @@ pub struct Bm25Index {
 /// A query's distinct terms, as [`Bm25Index::search`] weighs them.
 #[derive(Default)]
 struct QueryTerms {
-    known: Vec<(u32, String)>,
+    /// Each known term, the word as the query has it, and the term's weight.
+    known: Vec<(u32, String, Weight)>,
     unknown: Vec<String>,
-    known_idf: f64,
-    unknown_idf: f64,
+    known_weight: Weight,
+    unknown_weight: Weight,
+}
+
+/// What a query term weighs for coverage: its IDF, and its IDF scaled by how rare the word is in
+/// English ([`english_rarity`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Weight {
+    idf: f64,
+    rare: f64,
+}
+
+impl Weight {
+    fn of(idf: f64, word: &str) -> Weight {
+        Weight {
+            idf,
+            rare: idf * english_rarity(word),
+        }
+    }
+
+    fn add(&mut self, other: Weight) {
+        self.idf += other.idf;
+        self.rare += other.rare;
+    }
 }
 
 /// One document's score against a query.
@@ -304,6 +375,10 @@ pub struct Scored {
     pub score: f64,
     /// The share of the query's IDF weight this document matched, in 0..=1.
     pub coverage: f64,
+    /// The same share with each word's IDF scaled by how rare the word is in English
+    /// ([`english_rarity`]): how much of what the query is about the document matched, rather
+    /// than of the ordinary words it is phrased in ("check", "without", "keep").
+    pub rare_coverage: f64,
     /// The query's words the document contains (as the query has them), in query order, one
     /// per distinct term.
     pub matched: Vec<String>,
@@ -375,21 +450,22 @@ impl Bm25Index {
     }
 
     /// The query's distinct terms: those the index knows (with the word as the query has it),
-    /// the stems of those it does not, and their summed IDF (a word no document has counting as
-    /// the rarest).
+    /// the stems of those it does not, and their summed weights (a word no document has counting
+    /// as the rarest).
     fn query(&self, query: &str) -> QueryTerms {
         let mut terms = QueryTerms::default();
         for_each_word(query, &mut String::new(), |word| {
             match self.vocabulary.known(word) {
-                Some(term) if !terms.known.iter().any(|(t, _)| *t == term) => {
-                    terms.known_idf += self.idf(self.df[term as usize]);
-                    terms.known.push((term, word.to_owned()));
+                Some(term) if !terms.known.iter().any(|(t, _, _)| *t == term) => {
+                    let weight = Weight::of(self.idf(self.df[term as usize]), word);
+                    terms.known_weight.add(weight);
+                    terms.known.push((term, word.to_owned(), weight));
                 }
                 Some(_) => {}
                 None => {
                     let stem = stemmer().stem(word);
                     if !terms.unknown.iter().any(|u| u == stem.as_ref()) {
-                        terms.unknown_idf += self.idf(0);
+                        terms.unknown_weight.add(Weight::of(self.idf(0), word));
                         terms.unknown.push(stem.into_owned());
                     }
                 }
@@ -404,9 +480,9 @@ impl Bm25Index {
     /// `StatefulSet`); a prompt about the project mostly words they do.
     pub fn known_share(&self, query: &str) -> f64 {
         let terms = self.query(query);
-        let total = terms.known_idf + terms.unknown_idf;
+        let total = terms.known_weight.idf + terms.unknown_weight.idf;
         if total > 0.0 {
-            terms.known_idf / total
+            terms.known_weight.idf / total
         } else {
             0.0
         }
@@ -417,20 +493,23 @@ impl Bm25Index {
         let QueryTerms {
             known,
             unknown,
-            known_idf,
-            unknown_idf,
+            known_weight,
+            unknown_weight,
         } = self.query(query);
         // A prompt's weight stops growing past a sentence's worth of rare words: a question
         // around a pasted log or stack trace is about the question, not diluted by every path,
         // hash and number in the paste.
-        let total_idf = (known_idf + unknown_idf).min(COVERAGE_WEIGHT_CAP * self.idf(0));
+        let cap = COVERAGE_WEIGHT_CAP * self.idf(0);
+        let total_idf = (known_weight.idf + unknown_weight.idf).min(cap);
+        let total_rare = (known_weight.rare + unknown_weight.rare).min(cap);
+        let share = |part: f64, total: f64| if total > 0.0 { part / total } else { 0.0 };
         let query_terms = known.len() + unknown.len();
         let mut scored: Vec<Scored> = Vec::new();
         for (i, doc) in self.docs.iter().enumerate() {
             let mut score = 0.0;
-            let mut matched_idf = 0.0;
+            let mut matched_weight = Weight::default();
             let mut matched = Vec::new();
-            for (term, word) in &known {
+            for (term, word, weight) in &known {
                 let term = *term;
                 let mut tf = 0.0;
                 for (f, field) in doc.fields.iter().enumerate() {
@@ -448,20 +527,16 @@ impl Bm25Index {
                 if tf == 0.0 {
                     continue;
                 }
-                let idf = self.idf(self.df[term as usize]);
-                score += idf * tf * (K1 + 1.0) / (tf + K1);
-                matched_idf += idf;
+                score += weight.idf * tf * (K1 + 1.0) / (tf + K1);
+                matched_weight.add(*weight);
                 matched.push(word.clone());
             }
             if score > 0.0 {
                 scored.push(Scored {
                     doc: i,
                     score,
-                    coverage: if total_idf > 0.0 {
-                        matched_idf / total_idf
-                    } else {
-                        0.0
-                    },
+                    coverage: share(matched_weight.idf, total_idf),
+                    rare_coverage: share(matched_weight.rare, total_rare),
                     matched,
                     query_terms,
                 });
@@ -532,6 +607,37 @@ mod tests {
         let hits = index.search(&format!("stripe webhook failing:\n{}", log.join(" ")));
         let expected = 2.0 * seen_once / (COVERAGE_WEIGHT_CAP * never);
         assert!((hits[0].coverage - expected).abs() < 1e-9, "{hits:?}");
+    }
+
+    #[test]
+    fn the_rare_coverage_weighs_the_ordinary_words_a_question_is_phrased_in_less() {
+        assert_eq!(english_rarity("the"), 0.0);
+        assert_eq!(english_rarity("kubernetes"), 1.0);
+        assert_eq!(english_rarity("pipefail"), 1.0, "no English word at all");
+        for line in ENGLISH_WORDS.lines() {
+            let (word, zipf) = line.split_once(' ').expect("a word and its frequency");
+            assert_eq!(english_zipf(word), zipf.parse::<f64>().unwrap(), "{word}");
+        }
+        assert_eq!(english_zipf("zzzzzz"), 0.0);
+        assert_eq!(english_zipf("a"), 0.0, "before the first word");
+        // "check" is used 10^5.3 times per billion words.
+        assert!((english_rarity("check") - (7.0 - 5.3) / 4.0).abs() < 1e-9);
+
+        let index = Bm25Index::new([
+            vec![("check the build without network access", 1.0)],
+            vec![("KeyError in the invoice importer", 1.0)],
+        ]);
+        let hits = index.search("how do I check if a key exists without getting a KeyError");
+        let ordinary = hits
+            .iter()
+            .find(|h| h.doc == 0)
+            .expect("shares check, without");
+        let rare = hits.iter().find(|h| h.doc == 1).expect("shares keyerror");
+        assert_eq!(ordinary.matched, ["check", "without"]);
+        assert!(ordinary.coverage > rare.coverage, "{hits:?}");
+        assert!(ordinary.rare_coverage < rare.rare_coverage, "{hits:?}");
+        assert!(ordinary.rare_coverage < ordinary.coverage, "{hits:?}");
+        assert!(rare.rare_coverage > rare.coverage, "{hits:?}");
     }
 
     #[test]

@@ -41,7 +41,11 @@ pub(super) fn rank(
             let evidence = LexicalEvidence {
                 words: hit.matched.len(),
                 prompt_words: hit.query_terms,
-                coverage: hit.coverage,
+                coverage: if form.general && bars.english_rarity {
+                    hit.rare_coverage
+                } else {
+                    hit.coverage
+                },
                 general_question: form.general,
             };
             Ranked {
