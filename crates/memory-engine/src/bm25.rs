@@ -616,7 +616,11 @@ mod tests {
         assert_eq!(english_rarity("pipefail"), 1.0, "no English word at all");
         for line in ENGLISH_WORDS.lines() {
             let (word, zipf) = line.split_once(' ').expect("a word and its frequency");
-            assert_eq!(english_zipf(word), zipf.parse::<f64>().unwrap(), "{word}");
+            assert_eq!(
+                english_zipf(word),
+                zipf.parse::<f64>().expect("a number"),
+                "{word}"
+            );
         }
         assert_eq!(english_zipf("zzzzzz"), 0.0);
         assert_eq!(english_zipf("a"), 0.0, "before the first word");
