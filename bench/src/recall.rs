@@ -270,9 +270,13 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             form_blind(prompt),
         ));
     }
-    for prompt in [3.5, 3.75, 4.0] {
+    for prompt in [3.875, 4.125, 4.625] {
+        let before = if prompt == 3.875 { " (before)" } else { "" };
         local_settings.push((
-            format!("general {prompt}σ; project {}σ", chosen.project_prompt),
+            format!(
+                "general {prompt}σ; project {}σ{before}",
+                chosen.project_prompt
+            ),
             Bars { prompt, ..chosen },
         ));
     }
@@ -287,10 +291,10 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
     }
     // A general question the lexical side does not agree with (no memory meets its bars): the
     // strength its strongest memory needs on the model's word alone. At the general bar, the
-    // lexical side is not asked (before); never, it is always asked.
-    for model_alone in [chosen.prompt, 4.25, 5.0, f64::INFINITY] {
+    // lexical side is not asked; never, it is always asked.
+    for model_alone in [chosen.prompt, 4.75, 5.0, f64::INFINITY] {
         let label = if model_alone == chosen.prompt {
-            "model alone at the general bar (before)".to_owned()
+            "model alone at the general bar".to_owned()
         } else if model_alone.is_infinite() {
             "model alone never".to_owned()
         } else {

@@ -438,7 +438,7 @@ async fn a_prompt_near_a_memory_and_far_from_ordinary_requests_finds_it_locally(
 
 /// The issue's own example of what the installed model is for: "Be honest: is this plan any
 /// good?" shares no word with the memory about brutal honesty (similarity 0.18, 2.5σ). Read as
-/// a general question it would need 3.875σ and get nothing; it says "this plan", so it is set
+/// a general question it would need 4.375σ and get nothing; it says "this plan", so it is set
 /// in the project, where the strongest memory needs 2.375σ — as offline, a prompt pointing at
 /// the asker's own work needs less evidence than an ordinary question. With the model installed
 /// and nothing configured, local is the provider, so the hook finds it.

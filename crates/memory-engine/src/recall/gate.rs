@@ -32,7 +32,7 @@
 //!   commits?") is near any project's memories and near ordinary requests alike, a prompt about
 //!   the project is near its memories only. A memory's *strength* is how many σ its similarity
 //!   stands above that baseline. The prompt is about the dir when its strongest memory reaches
-//!   a bar set by the prompt's form, as offline: 3.875σ for a general question, 2.375σ for a
+//!   a bar set by the prompt's form, as offline: 4.375σ for a general question, 2.375σ for a
 //!   prompt set in the project ("Be honest: is this plan any good?" finds the memory asking for
 //!   brutal honesty at 2.5σ; "Is a plan any good?" does not, at 2.4σ). A general question
 //!   needs the lexical side's agreement as well (a memory meeting the offline bars), or 4.5σ on
@@ -110,7 +110,7 @@ pub struct Bars {
 impl Bars {
     /// On the tuning half of the questions and `bench/recall-set`: offline, 20 of 210
     /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.65 (0.68 with no
-    /// gate); local, 11 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
+    /// gate); local, 8 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
     /// (`make bench`).
     ///
     /// Local, a general question the lexical side does not agree with (no memory meets the
@@ -125,11 +125,19 @@ impl Bars {
     /// prompts of one writer's three projects (2 with this bar), 1 of 6 of the other's; recall@5
     /// there 0.89 either way.
     ///
+    /// With that bar in place the pair below was chosen again by its own rule: the general
+    /// question's bar rose from 3.875σ to 4.375σ (the project's stayed at 2.375σ), at the same
+    /// tuning recall@5 (0.93) with 8 of 210 pairs injecting instead of 11; held out 9 of 204
+    /// instead of 10 at the same 0.855; on `bench/recall-fresh` 242 of 1,620 instead of 268, at
+    /// 0.881 instead of 0.890. Chosen again with this bar and the new pair, 4.5σ stays: 4.375σ
+    /// finds as much with as many injecting, and the rule takes the higher.
+    ///
     /// Local, the bars are the pair (general question, prompt set in the project) finding the
     /// most on the tuning set with at most 15 % of its (question, dir) pairs injecting — under
     /// the one nothing-relevant prompt in six that may get a memory, with room for prompts unlike
-    /// ours — then the fewest injecting, then the higher bars, on a grid of 0.125σ: 3.875σ and
-    /// 2.375σ, 0.94 at 23 of 210 (held out 0.87 at 16 of 204). Blind to the prompt's form, one
+    /// ours — then the fewest injecting, then the higher bars, on a grid of 0.125σ: first
+    /// 3.875σ and 2.375σ, 0.94 at 23 of 210 (held out 0.87 at 16 of 204) with the lexical side
+    /// never asked; 4.375σ and 2.375σ since it is (above). Blind to the prompt's form, one
     /// bar for every prompt, the same rule chose 3.5σ: 0.88 at 26 (held out 0.86 at 22); a
     /// general question then needed no more than a prompt pointing at the asker's own work, so
     /// the bar that kept questions quiet silenced that work too (at most 10 %, the first choice,
@@ -186,7 +194,7 @@ impl Bars {
         bring_along: true,
         lexical_floor: 0.35,
         semantic_floor: 0.3,
-        prompt: 3.875,
+        prompt: 4.375,
         project_prompt: 2.375,
         model_alone: 4.5,
         memory: 1.5,
@@ -618,7 +626,7 @@ mod tests {
         let weak = (0.2, None);
         let verdicts = semantic_verdicts(
             &calibration,
-            &[(0.4, None), weak, (0.1, None)],
+            &[(0.44, None), weak, (0.1, None)],
             0.0,
             &question,
             true,
@@ -632,7 +640,7 @@ mod tests {
         let verdicts = semantic_verdicts(&calibration, &[weak], 0.0, &question, true, &bars);
         assert!(!verdicts[0].0);
         assert!(
-            verdicts[0].1.contains("under the 3.875σ"),
+            verdicts[0].1.contains("under the 4.375σ"),
             "{}",
             verdicts[0].1
         );
@@ -641,7 +649,7 @@ mod tests {
             "the known share counts 0σ as chosen: {}",
             verdicts[0].1
         );
-        assert!((calibration.similarity_at(bars.prompt) - 0.3875).abs() < 1e-9);
+        assert!((calibration.similarity_at(bars.prompt) - 0.4375).abs() < 1e-9);
 
         // Where the known share counts, a prompt in the dir's own words needs less of its
         // strongest memory: 4σ falls short of 4.5σ for a prompt of words the dir never uses,
@@ -713,7 +721,7 @@ mod tests {
         assert!(
             calibration.rule(&bars, &question, true).starts_with(
                 "the prompt reads as a general question (\"is …\"): its strongest \
-                              memory must stand 3.875σ"
+                              memory must stand 4.375σ"
             ),
             "{}",
             calibration.rule(&bars, &question, true)
@@ -725,22 +733,22 @@ mod tests {
         let bars = Bars::CHOSEN;
         let calibration = tenth_spread();
         let question = super::super::prompt_form::read("How does the retry queue work?");
-        // 4σ: over the general question's bar, under the model's word alone.
-        let memory = [(0.4, None)];
+        // 4.4σ: over the general question's bar, under the model's word alone.
+        let memory = [(0.44, None)];
         let verdicts = semantic_verdicts(&calibration, &memory, 0.0, &question, true, &bars);
         assert!(verdicts[0].0, "{verdicts:?}");
         let verdicts = semantic_verdicts(&calibration, &memory, 0.0, &question, false, &bars);
         assert!(!verdicts[0].0, "{verdicts:?}");
         assert_eq!(
             verdicts[0].1,
-            "similarity 0.40: 4.0σ over unrelated text; the strongest memory reaches 4.0σ, under \
+            "similarity 0.44: 4.4σ over unrelated text; the strongest memory reaches 4.4σ, under \
              the 4.5σ that shows the prompt is about this memory dir when no memory shares \
              enough of its words"
         );
         assert!(
             calibration.rule(&bars, &question, false).starts_with(
                 "the prompt reads as a general question (\"how …\"): its strongest memory must \
-                 stand 4.5σ, as no memory shares enough of its words (3.875σ when one does)"
+                 stand 4.5σ, as no memory shares enough of its words (4.375σ when one does)"
             ),
             "{}",
             calibration.rule(&bars, &question, false)
@@ -782,7 +790,7 @@ mod tests {
         assert!(
             generic.rule(&bars, &form, true).contains(
                 "above the prompt's own similarity to ordinary requests on other subjects \
-                 (similarity 1.09)"
+                 (similarity 1.14)"
             ),
             "{}",
             generic.rule(&bars, &form, true)

@@ -31,8 +31,10 @@
 //!    …, and "can you" / "could you", which only make a request polite) with a question word or
 //!    an auxiliary ("what", "how", "why", "when", "which", "is", "does", "should" …), a verb
 //!    asking for an explanation ("explain", "describe", "compare" …), a verb asking for
-//!    something new and generic ("write a …", "suggest a …", "give me …"), or a demonstration
-//!    ("show me how …", "show me an example …"; "show me the logs" is work).
+//!    something new and generic ("write a …", "suggest a …", "give me …"), a demonstration
+//!    ("show me how …", "show me an example …"; "show me the logs" is work), or a way to do a
+//!    thing ("fastest way to …", "the best way to …", "any way to …": "how do I …" put as a
+//!    search).
 //! 5. It is a general question too when the prompt names no thing both the asker and the
 //!    project know — it does not say "the" — and either opens by weighing two things ("redis vs
 //!    memcached for a cache", "CMD vs ENTRYPOINT in a Dockerfile"), or opens with the asker's
@@ -129,6 +131,13 @@ const GENERIC_OBJECT: &[&str] = &["a", "an", "me", "some"];
 /// What follows "show me" when a demonstration is asked for ("show me how …", "show me an
 /// example …").
 const SHOWN: &[&str] = &["how", "a", "an", "some"];
+
+/// The word that, after one or two words opening the clause, asks how a thing is done ("fastest
+/// way to …", "the best way to …").
+const WAY: &[&str] = &["way", "ways"];
+
+/// What follows [`WAY`] when a way of doing something is asked for.
+const WAY_TO: &[&str] = &["to", "of"];
 
 /// Words of the shared situation that point at pasted code instead when the prompt holds some
 /// ("why does this throw `…`?", "convert this to a list comprehension: ```…```").
@@ -294,6 +303,16 @@ pub fn read(prompt: &str) -> PromptForm {
     let showing_how = opening.as_str() == "show"
         && words.get(1).is_some_and(|w| w.as_str() == "me")
         && words.get(2).is_some_and(|w| SHOWN.contains(&w.as_str()));
+    // "fastest way to …", "the best way to …": asked as "how do I …" is, unless a verb of
+    // work opens it ("find a way to speed up the build").
+    let asking_a_way = !WORK.contains(&opening.as_str())
+        && !MAKING.contains(&opening.as_str())
+        && words.iter().enumerate().skip(1).take(2).any(|(at, w)| {
+            WAY.contains(&w.as_str())
+                && words
+                    .get(at + 1)
+                    .is_some_and(|next| WAY_TO.contains(&next.as_str()))
+        });
     let says = |word: &str| tokens.iter().any(|t| t == word);
     // "X vs Y" opening the clause, unless the prompt says which thing of its own it is for
     // ("float vs int for the new setback offset?").
@@ -312,7 +331,7 @@ pub fn read(prompt: &str) -> PromptForm {
     // cron", "I keep getting 'permission denied' on push") names a thing both know only with
     // "the" ("my training job on the cluster …").
     let own_trouble = FIRST_PERSON.contains(&opening.as_str()) && !says("the");
-    if ASKING.contains(&opening.as_str()) || making_generic || showing_how {
+    if ASKING.contains(&opening.as_str()) || making_generic || showing_how || asking_a_way {
         general(format!("\"{opening} …\""))
     } else if let Some(at) = versus {
         general(format!("\"{} vs {}\"", words[at - 1], words[at + 1]))
@@ -460,6 +479,9 @@ mod tests {
             "give me a cron expression for every weekday at 7",
             "show me how to write a table-driven test in Go",
             "show me an example GitHub Actions workflow with a matrix over node versions",
+            "numpy: fastest way to get the indices of the top-k values without sorting the whole thing?",
+            "the best way to cache the build between CI runs",
+            "any way to make the regex lazy?",
             "Is it safe to store JWTs in localStorage?",
             "What\u{2019}s the difference between a mutex and a semaphore?",
         ] {
@@ -485,6 +507,7 @@ mod tests {
             "Who approves changes to the payments service?",
             "Write the release notes for the 3.2 tag",
             "show me the failing tests from last night",
+            "find a way to speed up the nightly build",
             "Lösche bitte den alten Branch",
         ] {
             let form = read(prompt);
