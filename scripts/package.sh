@@ -7,7 +7,8 @@
 #   bash, zsh and fish completions, man pages  made by `engram generate` from the clap definition
 #   the licences                               Engram's and those of the bundled third-party files
 #                                              (gitleaks' rules, wordfreq's English word
-#                                              frequencies, the Inter typeface)
+#                                              frequencies, codespell's British spellings, the
+#                                              Inter typeface)
 #
 # Dependencies are read from the binaries themselves: dpkg-shlibdeps for the .deb (packages with
 # their minimum versions), the ELF sonames and symbol versions for the .rpm. The tray's library
