@@ -52,7 +52,8 @@ pub struct Question {
     pub half: String,
     pub text: String,
     /// How it is phrased, for the fresh ones: `plain`, `label`, `leading`, `comparison`,
-    /// `fragment`, `trouble`, `imperative` or `pasted`.
+    /// `fragment`, `trouble`, `imperative` or `pasted`; `yesno` for the tuning and held-out ones
+    /// asking yes or no.
     #[serde(default)]
     pub style: String,
 }
