@@ -113,7 +113,8 @@ impl Bars {
     /// gate); local, 8 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
     /// (`make bench`). The 48 yes/no questions written later (`super::prompt_form` says why)
     /// joined the halves after every choice below: with them offline 24 of 282 tuning pairs and
-    /// 14 of 276 held out inject, locally 14 and 14; the bars were not chosen again.
+    /// 14 of 276 held out inject, locally 14 and 14, and each rule below still picks the same
+    /// bars among the neighbours `make bench` prints.
     ///
     /// Local, a general question the lexical side does not agree with (no memory meets the
     /// offline bars) needs 4.5σ: the most found on the tuning set with at most 10 % of its
