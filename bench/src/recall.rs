@@ -5,8 +5,8 @@
 //! asked in the first set's dirs, its held-out half in the second's, its fresh half in the
 //! third's) inject anything — per provider: `offline` (lexical), and `local` (hybrid with the
 //! real local model) when the model is installed. Then the relevance gate's trade-off: recall@5
-//! against questions wrongly injected for neighbouring settings of its bars, the chosen one among
-//! them, with the memories each injects a prompt.
+//! against questions wrongly injected with no gate at all and for neighbouring settings of its
+//! bars, the chosen one among them, with the memories each injects a prompt.
 
 use std::path::Path;
 
@@ -156,10 +156,28 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
 
     // The gate's trade-off: each provider's own bars moved around the chosen ones.
     let chosen = Bars::CHOSEN;
+    // The anchor of each table: no gate at all, every memory sharing a word (offline) or any
+    // similarity (local) related, only the floor deciding which — the recall the gate gives up.
+    let no_gate = (
+        "no gate (the floor only)".to_owned(),
+        Bars {
+            min_words: 1,
+            min_coverage: 0.0,
+            alone_coverage: 0.0,
+            english_rarity: false,
+            project_coverage: 0.0,
+            prompt: f64::NEG_INFINITY,
+            project_prompt: f64::NEG_INFINITY,
+            model_alone: f64::NEG_INFINITY,
+            memory: f64::NEG_INFINITY,
+            ..chosen
+        },
+    );
     // Offline: first blind to the prompt's form (every prompt held to the general question's
     // bars, each memory on its own, as before the form was read), then the form read with the
     // bar for prompts set in the project moved.
-    let mut offline_settings: Vec<(String, Bars)> =
+    let mut offline_settings: Vec<(String, Bars)> = vec![no_gate.clone()];
+    offline_settings.extend(
         [(1, 0.15), (2, 0.15), (2, 0.2), (2, 0.25), (2, 0.3)]
             .into_iter()
             .map(|(min_words, min_coverage)| {
@@ -186,8 +204,8 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     ),
                     bars,
                 )
-            })
-            .collect();
+            }),
+    );
     for project_coverage in [0.05, 0.1, 0.15, 0.2] {
         offline_settings.push((
             format!(
@@ -239,6 +257,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         ..chosen
     };
     let mut local_settings: Vec<(String, Bars)> = vec![
+        no_gate,
         (
             "model mean 4.5σ, +3σ/coverage (first)".to_owned(),
             Bars {
