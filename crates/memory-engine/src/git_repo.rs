@@ -299,6 +299,27 @@ pub(crate) fn local_files(team: &Path) -> Result<LocalFiles> {
     Ok(local)
 }
 
+/// Why a pull, team or personal, must not write `theirs` at `key` (or delete it, `None`): the
+/// incoming text holds a secret (`path` names the file as the secret rules read it, inside the
+/// memory dir), or the key clashes in case with another ([`CaseClashes::on_pull`]). `None` when
+/// the pull may go on.
+pub(crate) fn refused_on_pull(
+    path: &str,
+    key: &str,
+    theirs: Option<&String>,
+    case_clashes: &CaseClashes,
+) -> Option<String> {
+    let secret = theirs.and_then(|text| {
+        crate::secrets::scan_shared_file(path, text.as_bytes())
+            .into_iter()
+            .next()
+    });
+    if let Some(secret) = secret {
+        return Some(format!("{secret}: not written"));
+    }
+    case_clashes.on_pull(key, theirs.is_some())
+}
+
 /// Keys that differ only in case, as a pull or a push meets them: on a case-insensitive volume
 /// (macOS, Windows) `Foo.md` and `foo.md` are one file, so a pull never lets one replace the
 /// other and a push never puts a second spelling on the remote. Each case is reported (a

@@ -491,6 +491,79 @@ fn a_secret_is_never_pushed_and_the_file_is_named() {
     assert_eq!(desktop.read("ci.md"), None);
 }
 
+/// A clone of `remote` to change it by hand, not through Engram.
+fn clone_by_hand(tmp: &Path, remote: &Path) -> PathBuf {
+    let scratch = tmp.join("scratch");
+    git(
+        tmp,
+        &[
+            "clone",
+            "-q",
+            &remote.to_string_lossy(),
+            &scratch.to_string_lossy(),
+        ],
+    );
+    scratch
+}
+
+/// Commits everything in `scratch`, as someone who is not Engram.
+fn commit_all(scratch: &Path, message: &str) {
+    git(scratch, &["add", "-A"]);
+    git(
+        scratch,
+        &[
+            "-c",
+            "user.name=x",
+            "-c",
+            "user.email=x@x",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+    );
+}
+
+/// A commit made on the remote by hand: `write` gets the project's folder in a fresh clone, and
+/// what it writes is committed and pushed to `main`.
+fn commit_by_hand(tmp: &Path, remote: &Path, write: impl FnOnce(&Path)) {
+    let scratch = clone_by_hand(tmp, remote);
+    write(&scratch.join(APP));
+    commit_all(&scratch, "by hand");
+    git(&scratch, &["push", "-q", "origin", "HEAD:main"]);
+}
+
+/// The incoming side: a secret that reached the remote without Engram (committed by hand, or by
+/// a machine with an older build) is never written into a memory dir on pull, and is named.
+#[test]
+fn a_secret_committed_to_the_remote_by_hand_is_never_written_on_pull() {
+    let (tmp, remote, laptop, desktop) = two_machines();
+    laptop.write("deploy.md", DEPLOY);
+    laptop.json(&["sync", "push"]);
+    commit_by_hand(tmp.path(), &remote, |app| {
+        fs::write(
+            app.join("ci.md"),
+            "ci token ghp_Xk9pQ2vL7mZ3wR8tY4nB6cD1fG5hJ0aS2eU7\n",
+        )
+        .expect("ci.md");
+    });
+
+    let pulled = desktop.json(&["sync", "pull"]);
+    assert_eq!(files(&pulled), [format!("{APP}/deploy.md")], "{pulled}");
+    let skipped = pulled["skipped"].as_array().expect("skipped");
+    let refused = skipped
+        .iter()
+        .find(|s| s["file"] == format!("{APP}/ci.md"))
+        .unwrap_or_else(|| panic!("named: {pulled}"));
+    let reason = refused["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("github-pat") && reason.ends_with("not written"),
+        "{reason}"
+    );
+    assert_eq!(desktop.read("ci.md"), None);
+    assert_eq!(desktop.read("deploy.md").as_deref(), Some(DEPLOY));
+}
+
 #[test]
 fn a_remote_rewritten_by_a_force_push_is_refused_and_named_and_nothing_changes() {
     let (tmp, remote, laptop, desktop) = two_machines();
@@ -500,33 +573,11 @@ fn a_remote_rewritten_by_a_force_push_is_refused_and_named_and_nothing_changes()
     let synced = git(&remote, &["rev-parse", "main"]).trim().to_owned();
 
     // Someone rewrites the remote's history: a new root commit, force-pushed.
-    let scratch = tmp.path().join("scratch");
-    git(
-        tmp.path(),
-        &[
-            "clone",
-            "-q",
-            &remote.to_string_lossy(),
-            &scratch.to_string_lossy(),
-        ],
-    );
+    let scratch = clone_by_hand(tmp.path(), &remote);
     git(&scratch, &["checkout", "-q", "--orphan", "rewritten"]);
     git(&scratch, &["rm", "-rqf", "."]);
     fs::write(scratch.join("README.md"), "other\n").expect("readme");
-    git(&scratch, &["add", "-A"]);
-    git(
-        &scratch,
-        &[
-            "-c",
-            "user.name=x",
-            "-c",
-            "user.email=x@x",
-            "commit",
-            "-q",
-            "-m",
-            "rewrite",
-        ],
-    );
+    commit_all(&scratch, "rewrite");
     git(
         &scratch,
         &["push", "-q", "--force", "origin", "rewritten:main"],
@@ -583,35 +634,11 @@ fn a_remote_path_that_would_leave_the_memory_dir_is_refused_and_named() {
     laptop.write("deploy.md", DEPLOY);
     laptop.json(&["sync", "push"]);
     // A hostile commit: an encoded `../`, and a path through a folder that is a symlink here.
-    let scratch = tmp.path().join("scratch");
-    git(
-        tmp.path(),
-        &[
-            "clone",
-            "-q",
-            &remote.to_string_lossy(),
-            &scratch.to_string_lossy(),
-        ],
-    );
-    let app = scratch.join(APP);
-    fs::write(app.join("%2e%2e%2foutside.md"), "escaped\n").expect("encoded");
-    fs::create_dir_all(app.join("evil")).expect("evil");
-    fs::write(app.join("evil/x.md"), "through a symlink\n").expect("evil file");
-    git(&scratch, &["add", "-A"]);
-    git(
-        &scratch,
-        &[
-            "-c",
-            "user.name=x",
-            "-c",
-            "user.email=x@x",
-            "commit",
-            "-q",
-            "-m",
-            "evil",
-        ],
-    );
-    git(&scratch, &["push", "-q", "origin", "HEAD:main"]);
+    commit_by_hand(tmp.path(), &remote, |app| {
+        fs::write(app.join("%2e%2e%2foutside.md"), "escaped\n").expect("encoded");
+        fs::create_dir_all(app.join("evil")).expect("evil");
+        fs::write(app.join("evil/x.md"), "through a symlink\n").expect("evil file");
+    });
     let outside = tmp.path().join("outside");
     fs::create_dir_all(&outside).expect("outside");
     std::os::unix::fs::symlink(&outside, desktop.memory.join("evil")).expect("symlink");

@@ -42,7 +42,9 @@ use crate::config::SyncConfig;
 use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::git_repo::{git_program, local_files, parse_remote, CaseClashes, Git, Tree};
+use crate::git_repo::{
+    git_program, local_files, parse_remote, refused_on_pull, CaseClashes, Git, Tree,
+};
 use crate::index::{is_index_file, merge_edit};
 use crate::staging::{ChangeSource, StagedChangeSet};
 use crate::team::validate_key;
@@ -524,18 +526,7 @@ impl Engine {
                 });
                 continue;
             }
-            if let Some(secret) = t.and_then(|t| {
-                crate::secrets::scan_shared_file(rest, t.as_bytes())
-                    .into_iter()
-                    .next()
-            }) {
-                report.skipped.push(Skipped {
-                    file: key.clone(),
-                    reason: format!("{secret}: not written"),
-                });
-                continue;
-            }
-            if let Some(why) = case_clashes.on_pull(key, t.is_some()) {
+            if let Some(why) = refused_on_pull(rest, key, t, &case_clashes) {
                 report.skipped.push(Skipped {
                     file: key.clone(),
                     reason: why,

@@ -36,7 +36,7 @@ use crate::disk;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 pub use crate::git_repo::parse_remote;
-use crate::git_repo::{git_program, local_files, CaseClashes, Git};
+use crate::git_repo::{git_program, local_files, refused_on_pull, CaseClashes, Git};
 use crate::staging::{ChangeSource, StagedChangeSet};
 
 /// `engram team status --json`.
@@ -221,18 +221,7 @@ impl Engine {
                 });
                 continue;
             }
-            if let Some(secret) = t.and_then(|t| {
-                crate::secrets::scan_shared_file(key, t.as_bytes())
-                    .into_iter()
-                    .next()
-            }) {
-                report.skipped.push(Skipped {
-                    file: key.clone(),
-                    reason: format!("{secret}: not written"),
-                });
-                continue;
-            }
-            if let Some(why) = case_clashes.on_pull(key, t.is_some()) {
+            if let Some(why) = refused_on_pull(key, key, t, &case_clashes) {
                 report.skipped.push(Skipped {
                     file: key.clone(),
                     reason: why,
