@@ -10,6 +10,7 @@
 //! naming the subcommand and carrying git's own message; a commit's tree is read with every
 //! entry's mode, object and raw name, and split into what syncs (UTF-8 text under a UTF-8 name
 //! with no dot-part) and what never does (submodules, symlinks, dot-files, non-UTF-8), with why.
+//! What both syncs refuse to write on a pull is decided here too ([`refused_on_pull`]).
 
 use std::collections::BTreeMap;
 use std::io::Write;
