@@ -156,27 +156,31 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
 
     // The gate's trade-off: each provider's own bars moved around the chosen ones.
     let chosen = Bars::CHOSEN;
-    // The anchor of each table: no gate at all, every memory sharing a word (offline) or any
-    // similarity (local) related, only the floor deciding which — the recall the gate gives up.
-    let no_gate = (
-        "no gate (the floor only)".to_owned(),
-        Bars {
-            min_words: 1,
-            min_coverage: 0.0,
-            alone_coverage: 0.0,
-            english_rarity: false,
-            project_coverage: 0.0,
-            prompt: f64::NEG_INFINITY,
-            project_prompt: f64::NEG_INFINITY,
-            model_alone: f64::NEG_INFINITY,
-            memory: f64::NEG_INFINITY,
-            ..chosen
-        },
-    );
+    // The anchor of each table: no gate at all, only the floor deciding which memories a prompt
+    // gets — the recall the gate gives up. Offline every memory sharing a word is related;
+    // locally every memory, whatever its strength (the lexical bars stay as chosen there: a
+    // lexical match meeting them adds its share to the local score, so moving them would rank
+    // differently, not just gate less).
+    let label = "no gate (the floor only)".to_owned();
+    let offline_no_gate = Bars {
+        min_words: 1,
+        min_coverage: 0.0,
+        alone_coverage: 0.0,
+        english_rarity: false,
+        project_coverage: 0.0,
+        ..chosen
+    };
+    let local_no_gate = Bars {
+        prompt: f64::NEG_INFINITY,
+        project_prompt: f64::NEG_INFINITY,
+        model_alone: f64::NEG_INFINITY,
+        memory: f64::NEG_INFINITY,
+        ..chosen
+    };
     // Offline: first blind to the prompt's form (every prompt held to the general question's
     // bars, each memory on its own, as before the form was read), then the form read with the
     // bar for prompts set in the project moved.
-    let mut offline_settings: Vec<(String, Bars)> = vec![no_gate.clone()];
+    let mut offline_settings: Vec<(String, Bars)> = vec![(label.clone(), offline_no_gate)];
     offline_settings.extend(
         [(1, 0.15), (2, 0.15), (2, 0.2), (2, 0.25), (2, 0.3)]
             .into_iter()
@@ -257,7 +261,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
         ..chosen
     };
     let mut local_settings: Vec<(String, Bars)> = vec![
-        no_gate,
+        (label, local_no_gate),
         (
             "model mean 4.5σ, +3σ/coverage (first)".to_owned(),
             Bars {
