@@ -110,8 +110,9 @@ pub struct Bars {
 impl Bars {
     /// On the tuning half of the questions and `bench/recall-set`: offline, 20 of 210
     /// (question, dir) pairs inject (47 % before the gate) at recall@5 0.65 (0.68 with no
-    /// gate); local, 8 of 210 (60 %) at 0.93 (0.96). Bars that silence more cost recall faster
-    /// (`make bench`). The 48 yes/no questions written later (`super::prompt_form` says why)
+    /// gate); local, 8 of 210 (60 %) at 0.93 (0.96 as the top five with no gate, 0.94 with the
+    /// floor). Bars that silence more cost recall faster (`make bench`, whose table opens with no
+    /// gate). The 48 yes/no questions written later (`super::prompt_form` says why)
     /// joined the halves after every choice below: with them offline 24 of 282 tuning pairs and
     /// 14 of 276 held out inject, locally 14 and 14, and each rule below still picks the same
     /// bars among the neighbours `make bench` prints.
