@@ -139,6 +139,11 @@ for file in /usr/share/bash-completion/completions/engram /usr/share/zsh/vendor-
   /usr/share/doc/engram/wordfreq-LICENSE; do
   [ -s "$chroot_dir$file" ] || fail "$file is not in the package"
 done
+# Every bundled third-party file is named in copyright, with its licence (the share-alike data
+# most of all: attribution is its condition).
+for bundled in gitleaks wordfreq codespell Inter; do
+  expect "copyright names $bundled" "$bundled" "$(cat "$chroot_dir/usr/share/doc/engram/copyright")"
+done
 expect "bash completes" "dream" "$(chroot "$chroot_dir" bash -c \
   'source /usr/share/bash-completion/completions/engram; COMP_WORDS=(engram dr); COMP_CWORD=1;
    _engram engram dr engram; echo "${COMPREPLY[@]}"')"
@@ -214,8 +219,9 @@ for file in /usr/bin/engram-app /usr/bin/engram; do
 done
 for file in /usr/share/applications/Engram.desktop /usr/share/man/man1/engram.1.gz \
   /usr/share/bash-completion/completions/engram /usr/share/zsh/site-functions/_engram \
-  /usr/share/fish/vendor_completions.d/engram.fish /usr/share/licenses/engram/gitleaks-LICENSE \
-  /usr/share/licenses/engram/inter-LICENSE /usr/share/licenses/engram/wordfreq-LICENSE; do
+  /usr/share/fish/vendor_completions.d/engram.fish /usr/share/licenses/engram/copyright \
+  /usr/share/licenses/engram/gitleaks-LICENSE /usr/share/licenses/engram/inter-LICENSE \
+  /usr/share/licenses/engram/wordfreq-LICENSE; do
   expect "rpm holds $file" "$file" "$files"
 done
 
