@@ -3,11 +3,12 @@
 //! offline). `--json` prints `[{"file", "type", "description", "age", "caveat", "content", …}]`;
 //! `--json --report` the whole report (what was left out and the relevance gate's verdict on
 //! each, what the model proposed that was rejected, tokens used, `provider` and
-//! `providerReason`).
+//! `providerReason`); `--report` alone puts the same in words after the memories, as the app's
+//! Recall tab does.
 
 use memory_engine::config::LlmOverrides;
 use memory_engine::llm::{CancellationToken, ProviderKind};
-use memory_engine::recall::{RecallReport, RecallRequest};
+use memory_engine::recall::{PassedOverWhy, RecallReport, RecallRequest};
 use memory_engine::{Error, Result};
 
 use super::{Context, Status};
@@ -55,7 +56,8 @@ pub struct Args {
     /// Leave out what the prompt hook already showed in Claude Code session ID
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// With --json, print the whole report instead of just the results
+    /// Also say why: the provider in force, the relevance gate's rule and its verdict on every
+    /// match, recalled or passed over (with --json, the whole report instead of the results)
     #[arg(long)]
     pub report: bool,
     #[command(flatten)]
@@ -97,7 +99,11 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         }
         return Ok(Status::Success);
     }
-    output::print(&render(&report, Style::detect()));
+    let style = Style::detect();
+    output::print(&render(&report, style));
+    if args.report {
+        output::print(&render_why(&report, args.limit, style));
+    }
     Ok(Status::Success)
 }
 
@@ -107,6 +113,69 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| Error::InvalidInput(format!("cannot start the async runtime: {e}")))
+}
+
+/// The report in words, for `--report`: who chose and why, the gate's rule, and its verdict on
+/// each memory it saw — so "nothing relevant" can be checked, not taken on trust.
+fn render_why(report: &RecallReport, limit: usize, style: Style) -> String {
+    let mut text = String::from("\n");
+    let provider = match &report.provider_reason {
+        Some(reason) => format!("{} — {reason}", report.provider),
+        None => report.provider.to_string(),
+    };
+    text.push_str(&format!(
+        "{} {provider}\n",
+        style.paint(Color::Bold, "Provider:")
+    ));
+    match &report.gate {
+        Some(gate) => text.push_str(&format!("{} {gate}\n", style.paint(Color::Bold, "Gate:"))),
+        None => text.push_str(&format!(
+            "{} none: the model chose, and gives no reasons for the rest\n",
+            style.paint(Color::Bold, "Gate:")
+        )),
+    }
+    if !report.results.is_empty() {
+        text.push_str(&format!("{}\n", style.paint(Color::Bold, "Recalled:")));
+        for result in &report.results {
+            let verdict = result.verdict.as_deref().unwrap_or(&result.reason);
+            text.push_str(&format!("  {}  {verdict}\n", result.file));
+        }
+    }
+    if !report.passed_over.is_empty() {
+        text.push_str(&format!("{}\n", style.paint(Color::Bold, "Passed over:")));
+        for passed in &report.passed_over {
+            let why = match passed.why {
+                PassedOverWhy::Unrelated => "not about this prompt".to_owned(),
+                PassedOverWhy::BelowFloor => "too weak next to the best match".to_owned(),
+                PassedOverWhy::OverLimit => format!("over the limit of {limit}"),
+            };
+            text.push_str(&format!(
+                "  {}  {}: {}\n",
+                passed.file,
+                style.paint(Color::Yellow, &why),
+                passed.verdict
+            ));
+        }
+    }
+    if !report.excluded.is_empty() {
+        text.push_str(&format!(
+            "{} {} (excluded, or shown earlier this session)\n",
+            style.paint(Color::Bold, "Left out:"),
+            report.excluded.join(", ")
+        ));
+    }
+    if !report.results.is_empty() {
+        text.push_str(&style.paint(
+            Color::Dim,
+            &format!(
+                "The prompt hook would inject {} characters (about {} tokens).",
+                output::thousands(report.injected_chars),
+                output::thousands(usize::try_from(report.injected_tokens).unwrap_or(usize::MAX))
+            ),
+        ));
+        text.push('\n');
+    }
+    text
 }
 
 fn render(report: &RecallReport, style: Style) -> String {

@@ -104,6 +104,52 @@ fn recall_offline_returns_the_contract_shape_and_honours_limit_and_exclude() {
         "{text}"
     );
     assert!(text.contains("offline"), "{text}");
+    assert!(
+        !text.contains("Gate:"),
+        "the why only with --report: {text}"
+    );
+
+    // --report without --json says why in words: who chose, the gate's rule, each verdict.
+    let why = stdout(&s.run(&["recall", query, "--report", "--limit", "1"]));
+    assert!(
+        why.contains("\nProvider: offline — no provider is configured"),
+        "{why}"
+    );
+    assert!(
+        why.contains("\nGate: the prompt reads as set in the project (it says \"we\")"),
+        "{why}"
+    );
+    assert!(
+        why.contains("\nRecalled:\n  project_decision.md  shares 8 of the prompt's 8 words"),
+        "{why}"
+    );
+    assert!(
+        why.contains("\n  project_vision.md  over the limit of 1: shares"),
+        "{why}"
+    );
+    assert!(why.contains("The prompt hook would inject"), "{why}");
+    // And why a prompt nothing relates to got nothing.
+    let silent = stdout(&s.run(&[
+        "recall",
+        "what does set -euo pipefail do in a bash script?",
+        "--report",
+    ]));
+    assert!(
+        silent.starts_with("No memories recalled: nothing relevant."),
+        "{silent}"
+    );
+    assert!(
+        silent.contains("reads as a general question (\"what …\")"),
+        "{silent}"
+    );
+    assert!(
+        silent.contains(
+            "\nPassed over:\n  project_working_method.md  not about this prompt: \
+                         shares 1 of the prompt's 5 words"
+        ),
+        "{silent}"
+    );
+    assert!(!silent.contains("would inject"), "{silent}");
 
     let bad = s.run(&["recall", query, "--provider", "gpt"]);
     assert_eq!(exit_code(&bad), 2);
