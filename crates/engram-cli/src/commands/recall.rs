@@ -127,9 +127,13 @@ fn render_why(report: &RecallReport, limit: usize, style: Style) -> String {
         "{} {provider}\n",
         style.paint(Color::Bold, "Provider:")
     ));
-    match &report.gate {
-        Some(gate) => text.push_str(&format!("{} {gate}\n", style.paint(Color::Bold, "Gate:"))),
-        None => text.push_str(&format!(
+    match (&report.gate, &report.skipped) {
+        (Some(gate), _) => {
+            text.push_str(&format!("{} {gate}\n", style.paint(Color::Bold, "Gate:")));
+        }
+        // Skipped: nothing was ranked, and the first line said why.
+        (None, Some(_)) => {}
+        (None, None) => text.push_str(&format!(
             "{} none: the model chose, and gives no reasons for the rest\n",
             style.paint(Color::Bold, "Gate:")
         )),

@@ -166,16 +166,19 @@ fn recall_with_a_model_validates_its_selection_and_offers_no_excluded_file() {
         .expect("open")
         .set_modified(old)
         .expect("age the file");
-    let server = ScriptedServer::queue(vec![Reply::json(wire::anthropic_tools(
-        &[(
-            "toolu_1",
-            "select_memories",
-            json!({"selected_memories": ["project_vision.md", "made_up.md", "user_adrian.md"]}),
-        )],
-        (700, 20, 0, 0),
-    ))]);
-    let out = s
-        .command(&[
+    let selection = || {
+        Reply::json(wire::anthropic_tools(
+            &[(
+                "toolu_1",
+                "select_memories",
+                json!({"selected_memories": ["project_vision.md", "made_up.md", "user_adrian.md"]}),
+            )],
+            (700, 20, 0, 0),
+        ))
+    };
+    let server = ScriptedServer::queue(vec![selection(), selection()]);
+    let recall = |extra: &[&str]| {
+        let mut args = vec![
             "recall",
             "who is the closed beta for?",
             "--provider",
@@ -184,13 +187,16 @@ fn recall_with_a_model_validates_its_selection_and_offers_no_excluded_file() {
             "claude-test",
             "--exclude",
             "user_adrian.md",
-            "--json",
             "--report",
-        ])
-        .env("ANTHROPIC_BASE_URL", server.url())
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .output()
-        .expect("run");
+        ];
+        args.extend_from_slice(extra);
+        s.command(&args)
+            .env("ANTHROPIC_BASE_URL", server.url())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .output()
+            .expect("run")
+    };
+    let out = recall(&["--json"]);
     let report = json_out(&out);
     assert_eq!(files(&report["results"]), ["project_vision.md"]);
     assert_eq!(report["rejected"], json!(["made_up.md", "user_adrian.md"]));
@@ -215,6 +221,16 @@ fn recall_with_a_model_validates_its_selection_and_offers_no_excluded_file() {
         "excluded file offered: {prompt}"
     );
     assert!(prompt.contains("project_vision.md"));
+
+    // In words: a model chose, so there is no gate to quote, and the left-out file is named.
+    let why = stdout(&recall(&[]));
+    assert!(why.contains("\nProvider: anthropic"), "{why}");
+    assert!(
+        why.contains("\nGate: none: the model chose, and gives no reasons for the rest\n"),
+        "{why}"
+    );
+    assert!(why.contains("\n  project_vision.md  "), "{why}");
+    assert!(why.contains("\nLeft out: user_adrian.md"), "{why}");
 }
 
 #[test]
