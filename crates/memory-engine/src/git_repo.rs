@@ -20,7 +20,7 @@ use std::process::Stdio;
 use crate::disk;
 use crate::environment::Environment;
 use crate::error::{Error, Result};
-use crate::platform::case::CaseIndex;
+use crate::platform::case::{how_twins_differ, CaseIndex};
 use crate::platform::git::{find_git, ChosenGit};
 use crate::platform::Os;
 
@@ -321,8 +321,8 @@ pub(crate) fn refused_on_pull(
     case_clashes.on_pull(key, theirs.is_some())
 }
 
-/// Keys that differ only in case, as a pull or a push meets them: on a case-insensitive volume
-/// (macOS, Windows) `Foo.md` and `foo.md` are one file, so a pull never lets one replace the
+/// Keys that differ only in case (or in how an accent is encoded: `case::fold`), as a pull or a push
+/// meets them: on a case-insensitive volume (macOS, Windows) `Foo.md` and `foo.md` are one file, so a pull never lets one replace the
 /// other and a push never puts a second spelling on the remote. Each case is reported (a
 /// skipped file with why), never settled silently; what is skipped keeps its version on both
 /// sides. Pure, so Linux tests cover every case.
@@ -348,17 +348,18 @@ impl CaseClashes {
         if !writes {
             return self.remote.twin(key).map(|twin| {
                 format!(
-                    "renamed on the remote to {twin:?}, which differs only in case: left as it \
-                     is here (a case-insensitive volume takes both for one file); rename it here \
-                     by hand"
+                    "renamed on the remote to {twin:?}, which differs {}: left as it is here (a \
+                     case-insensitive volume takes both for one file); rename it here by hand",
+                    how_twins_differ(key, twin)
                 )
             });
         }
         if let Some(twin) = self.remote.twin(key) {
             return Some(format!(
-                "case conflict: the remote also holds {twin:?}, which differs only in case; on a \
+                "case conflict: the remote also holds {twin:?}, which differs {}; on a \
                  case-insensitive volume (macOS, Windows) they are one file, so neither replaces \
-                 the other here: rename one of them in the repository"
+                 the other here: rename one of them in the repository",
+                how_twins_differ(key, twin)
             ));
         }
         if self.local.holds(key) {
@@ -366,8 +367,9 @@ impl CaseClashes {
         }
         self.local.twin(key).map(|twin| {
             format!(
-                "case conflict: differs only in case from {twin:?} here; on a case-insensitive \
-                 volume it would replace that file, so it is not written: rename one of them"
+                "case conflict: differs {} from {twin:?} here; on a case-insensitive volume it \
+                 would replace that file, so it is not written: rename one of them",
+                how_twins_differ(key, twin)
             )
         })
     }
@@ -380,9 +382,10 @@ impl CaseClashes {
         }
         if let Some(twin) = self.remote.twin(key) {
             let why = format!(
-                "case conflict: the remote holds {twin:?}, which differs only in case; on a \
+                "case conflict: the remote holds {twin:?}, which differs {}; on a \
                  case-insensitive volume (macOS, Windows) they are one file, so this is not \
-                 pushed and the remote keeps {twin:?}: rename one of them"
+                 pushed and the remote keeps {twin:?}: rename one of them",
+                how_twins_differ(key, twin)
             );
             // A twin that is also a local file is pushed as itself: keeping the remote's
             // version in its place would undo that.
@@ -391,8 +394,9 @@ impl CaseClashes {
         }
         self.local.twin(key).map(|twin| {
             let why = format!(
-                "case conflict: differs only in case from {twin:?}, also here; not pushed, so \
-                 the repository stays checkout-able on macOS and Windows: rename one of them"
+                "case conflict: differs {} from {twin:?}, also here; not pushed, so the \
+                 repository stays checkout-able on macOS and Windows: rename one of them",
+                how_twins_differ(key, twin)
             );
             (why, None)
         })
@@ -418,6 +422,15 @@ mod case_clash_tests {
         // A local file spelled exactly as the remote's: an ordinary update.
         let clashes = CaseClashes::new(["a.md"], ["a.md", "A.md"]);
         assert_eq!(clashes.on_pull("a.md", true), None);
+        // A teammate's "Café.md" with its accent decomposed, here composed: one file on a Mac.
+        let clashes = CaseClashes::new(["Cafe\u{301}.md"], ["Caf\u{e9}.md"]);
+        let why = clashes
+            .on_pull("Cafe\u{301}.md", true)
+            .expect("an encoding conflict");
+        assert!(
+            why.contains("differs only in how an accent is encoded (Unicode normalisation) from"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! | `long-index-line` | warning | an index line over 150 characters |
 //! | `duplicate-memory` | warning | two memories whose description + body are ≥ 85 % similar (word diff ratio) |
 //! | `secret` | error | a credential (see `secrets.rs`); the message names the rule |
-//! | `case-twin` | warning | two files whose names differ only in case (`Deploy.md`, `deploy.md`): one file on macOS and Windows, so a copy or a sync there keeps only one |
+//! | `case-twin` | warning | two files whose names differ only in case (`Deploy.md`, `deploy.md`) or in how an accent is encoded: one file on macOS and Windows, so a copy or a sync there keeps only one |
 //!
 //! Every `MEMORY.md` in the dir (the root's, `team/MEMORY.md`, …) is checked, and a topic file
 //! belongs to the nearest index above it. Daily logs (`logs/`) are not topic files: they are only
@@ -145,8 +145,9 @@ pub fn lint_dir(root: &Path) -> Result<LintReport> {
                 &file.rel,
                 None,
                 format!(
-                    "differs only in case from {twin:?}: on macOS and Windows they are one file, \
-                     so a copy or a sync of this dir there keeps only one; rename one of them"
+                    "differs {} from {twin:?}: on macOS and Windows they are one file, so a \
+                     copy or a sync of this dir there keeps only one; rename one of them",
+                    crate::platform::case::how_twins_differ(&file.rel, twin)
                 ),
             ));
         }

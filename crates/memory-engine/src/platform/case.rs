@@ -11,9 +11,13 @@
 //! - [`folds_case`]: whether a directory's volume folds case, probed once per directory per
 //!   process with a uniquely named file that is removed again.
 //!
-//! Folding is Unicode lower-casing ([`fold`]). The file systems' own tables differ at the edges
-//! (NTFS's upcase table, APFS's normalisation-insensitivity, Turkish dotless i): a name they
-//! would fold and this does not is not caught. Existing files are never refused for reading.
+//! Folding is Unicode lower-casing, then the decomposed normal form (NFD) ([`fold`]): APFS and
+//! ext4's `casefold` directories also take a composed "é" and an "e" followed by a combining
+//! accent for one letter, so `Café.md` typed on one machine and on another can be one file on a
+//! Mac (NTFS keeps them apart; folding them there too is the safe side). The file systems' own
+//! tables still differ at the edges (NTFS's upcase table, full case folding such as "ß" and
+//! "ss", Turkish dotless i): a name they would fold and this does not is not caught. Existing
+//! files are never refused for reading.
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
@@ -22,11 +26,27 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use unicode_normalization::UnicodeNormalization;
+
 use crate::error::{Error, Result};
 
 /// The form two names share when a case-insensitive volume takes them for one.
 pub fn fold(name: &str) -> String {
-    name.to_lowercase()
+    name.to_lowercase().nfd().collect()
+}
+
+/// How two names of one [`fold`]ed form differ, for messages: "only in case", "only in how an
+/// accent is encoded" (a composed "é" against "e" and a combining accent: the same name to a
+/// person), or both.
+pub fn how_twins_differ(name: &str, twin: &str) -> &'static str {
+    let decomposed = |s: &str| s.nfd().collect::<String>();
+    if decomposed(name) == decomposed(twin) {
+        "only in how an accent is encoded (Unicode normalisation)"
+    } else if name.to_lowercase() == twin.to_lowercase() {
+        "only in case"
+    } else {
+        "only in case and in how an accent is encoded"
+    }
 }
 
 /// Keys grouped by their folded form: finds, for a key, another key that differs from it only
@@ -126,9 +146,10 @@ pub fn new_key_on_disk(root: &Path, key: &str) -> Result<String> {
 /// The error for a new name that differs only in case from an existing one.
 pub fn case_twin_refused(key: &str, existing: &str) -> Error {
     Error::InvalidInput(format!(
-        "{key:?} differs only in case from the existing {existing:?}: on a case-insensitive \
+        "{key:?} differs {} from the existing {existing:?}: on a case-insensitive \
          volume (macOS, Windows) they are one file, so Engram does not create a second; use \
-         {existing:?} or another name"
+         {existing:?} or another name",
+        how_twins_differ(key, existing)
     ))
 }
 

@@ -26,6 +26,48 @@ fn keys_that_differ_only_in_case_are_twins_and_nothing_else_is() {
     assert_eq!(both.twin("A.md"), Some("a.md"));
 }
 
+/// "Café" composed (one code point for "é", as most keyboards type it) and decomposed ("e" and a
+/// combining accent, as older macOS file names are): one name to a person, one file on APFS.
+const CAFE_COMPOSED: &str = "Caf\u{e9}.md";
+const CAFE_DECOMPOSED: &str = "Cafe\u{301}.md";
+
+#[test]
+fn names_that_differ_in_how_an_accent_is_encoded_are_twins_and_the_message_says_so() {
+    let index = CaseIndex::new([CAFE_COMPOSED, "notes.md"]);
+    assert_eq!(index.twin(CAFE_DECOMPOSED), Some(CAFE_COMPOSED));
+    assert_eq!(
+        index.twin(&CAFE_DECOMPOSED.to_uppercase()),
+        Some(CAFE_COMPOSED),
+        "case and encoding at once"
+    );
+    assert_eq!(index.twin(CAFE_COMPOSED), None);
+    assert_eq!(
+        how_twins_differ(CAFE_DECOMPOSED, CAFE_COMPOSED),
+        "only in how an accent is encoded (Unicode normalisation)"
+    );
+    assert_eq!(how_twins_differ("foo.md", "Foo.md"), "only in case");
+    assert_eq!(
+        how_twins_differ(&CAFE_DECOMPOSED.to_uppercase(), CAFE_COMPOSED),
+        "only in case and in how an accent is encoded"
+    );
+
+    // On this case-sensitive volume the decomposed name would be a second file, which a Mac's
+    // checkout of the same dir folds into the first: refused, naming both and how they differ.
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join(CAFE_COMPOSED), "x").expect("write");
+    let text = new_key_on_disk(dir.path(), CAFE_DECOMPOSED)
+        .expect_err("a second file")
+        .to_string();
+    assert!(
+        text.contains("differs only in how an accent is encoded"),
+        "{text}"
+    );
+    assert_eq!(
+        spelling_on_disk(dir.path(), CAFE_DECOMPOSED).expect("list"),
+        Some(CAFE_COMPOSED.to_owned())
+    );
+}
+
 #[test]
 fn the_spelling_on_disk_is_found_part_by_part() {
     let dir = tempfile::tempdir().expect("tempdir");
