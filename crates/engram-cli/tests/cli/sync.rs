@@ -460,6 +460,45 @@ fn a_file_differing_only_in_case_is_a_reported_conflict_both_ways() {
     );
 }
 
+/// "Café.md" typed with a composed "é" on one machine and with "e" + a combining accent on the
+/// other (as older macOS names are): one file on a Mac, so the same conflict as a case twin.
+#[test]
+fn a_file_differing_only_in_how_an_accent_is_encoded_is_a_reported_conflict() {
+    let composed = "Caf\u{e9}.md";
+    let decomposed = "Cafe\u{301}.md";
+    let (_tmp, _remote, laptop, desktop) = two_machines();
+    laptop.write(composed, DEPLOY);
+    let pushed = laptop.json(&["sync", "push"]);
+    assert_eq!(files(&pushed), [format!("{APP}/{composed}")], "{pushed}");
+    let ours = "---\nname: cafe\ndescription: desktop notes\ntype: project\n---\nespresso\n";
+    desktop.write(decomposed, ours);
+    let pulled = desktop.json(&["sync", "pull"]);
+    let conflict = pulled["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .find(|s| s["file"] == format!("{APP}/{composed}"))
+        .unwrap_or_else(|| panic!("reported: {pulled}"));
+    let reason = conflict["reason"].as_str().expect("reason");
+    // Quoted, the combining accent shows as `\u{301}`: the two names tell apart on screen.
+    assert!(
+        reason.contains("differs only in how an accent is encoded (Unicode normalisation)")
+            && reason.contains(&format!("{:?}", format!("{APP}/{decomposed}"))),
+        "{reason}"
+    );
+    assert_eq!(desktop.read(decomposed).as_deref(), Some(ours));
+    assert_eq!(desktop.read(composed), None, "no second spelling written");
+    let pushed = desktop.json(&["sync", "push"]);
+    assert!(
+        pushed["skipped"]
+            .as_array()
+            .expect("skipped")
+            .iter()
+            .any(|s| s["file"] == format!("{APP}/{decomposed}")),
+        "held back: {pushed}"
+    );
+}
+
 #[test]
 fn a_secret_is_never_pushed_and_the_file_is_named() {
     let (_tmp, remote, laptop, desktop) = two_machines();
