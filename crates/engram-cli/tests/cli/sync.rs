@@ -423,12 +423,7 @@ fn a_file_differing_only_in_case_is_a_reported_conflict_both_ways() {
     let ours = "---\nname: deploy\ndescription: desktop notes\ntype: project\n---\nk8s\n";
     desktop.write("deploy.md", ours);
     let pulled = desktop.json(&["sync", "pull"]);
-    let skipped = pulled["skipped"].as_array().expect("skipped");
-    let conflict = skipped
-        .iter()
-        .find(|s| s["file"] == format!("{APP}/Deploy.md"))
-        .unwrap_or_else(|| panic!("reported: {pulled}"));
-    let reason = conflict["reason"].as_str().expect("reason");
+    let reason = skip_reason(&pulled, &format!("{APP}/Deploy.md"));
     assert!(
         reason.contains("case conflict") && reason.contains(&format!("\"{APP}/deploy.md\"")),
         "{reason}"
@@ -473,13 +468,7 @@ fn a_file_differing_only_in_how_an_accent_is_encoded_is_a_reported_conflict() {
     let ours = "---\nname: cafe\ndescription: desktop notes\ntype: project\n---\nespresso\n";
     desktop.write(decomposed, ours);
     let pulled = desktop.json(&["sync", "pull"]);
-    let conflict = pulled["skipped"]
-        .as_array()
-        .expect("skipped")
-        .iter()
-        .find(|s| s["file"] == format!("{APP}/{composed}"))
-        .unwrap_or_else(|| panic!("reported: {pulled}"));
-    let reason = conflict["reason"].as_str().expect("reason");
+    let reason = skip_reason(&pulled, &format!("{APP}/{composed}"));
     // Quoted, the combining accent shows as `\u{301}`: the two names tell apart on screen.
     assert!(
         reason.contains("differs only in how an accent is encoded (Unicode normalisation)")
@@ -528,6 +517,18 @@ fn a_secret_is_never_pushed_and_the_file_is_named() {
     );
     desktop.json(&["sync", "pull"]);
     assert_eq!(desktop.read("ci.md"), None);
+}
+
+/// Why a pull or push `report` skipped `file` (it must have).
+fn skip_reason<'a>(report: &'a Value, file: &str) -> &'a str {
+    report["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .find(|s| s["file"] == file)
+        .unwrap_or_else(|| panic!("{file} not named in: {report}"))["reason"]
+        .as_str()
+        .expect("reason")
 }
 
 /// A clone of `remote` to change it by hand, not through Engram.
@@ -589,12 +590,7 @@ fn a_secret_committed_to_the_remote_by_hand_is_never_written_on_pull() {
 
     let pulled = desktop.json(&["sync", "pull"]);
     assert_eq!(files(&pulled), [format!("{APP}/deploy.md")], "{pulled}");
-    let skipped = pulled["skipped"].as_array().expect("skipped");
-    let refused = skipped
-        .iter()
-        .find(|s| s["file"] == format!("{APP}/ci.md"))
-        .unwrap_or_else(|| panic!("named: {pulled}"));
-    let reason = refused["reason"].as_str().expect("reason");
+    let reason = skip_reason(&pulled, &format!("{APP}/ci.md"));
     assert!(
         reason.contains("github-pat") && reason.ends_with("not written"),
         "{reason}"
