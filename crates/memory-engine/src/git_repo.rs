@@ -321,11 +321,11 @@ pub(crate) fn refused_on_pull(
     case_clashes.on_pull(key, theirs.is_some())
 }
 
-/// Keys that differ only in case (or in how an accent is encoded: `case::fold`), as a pull or a push
-/// meets them: on a case-insensitive volume (macOS, Windows) `Foo.md` and `foo.md` are one file, so a pull never lets one replace the
-/// other and a push never puts a second spelling on the remote. Each case is reported (a
-/// skipped file with why), never settled silently; what is skipped keeps its version on both
-/// sides. Pure, so Linux tests cover every case.
+/// Keys that differ only in case (or in how an accent is encoded: `case::fold`), as a pull or a
+/// push meets them: on a case-insensitive volume (macOS, Windows) `Foo.md` and `foo.md` are one
+/// file, so a pull never lets one replace the other and a push never puts a second spelling on
+/// the remote. Each case is reported (a skipped file with why), never settled silently; what is
+/// skipped keeps its version on both sides. Pure, so Linux tests cover every case.
 pub(crate) struct CaseClashes {
     remote: CaseIndex,
     local: CaseIndex,
