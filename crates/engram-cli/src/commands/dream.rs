@@ -85,13 +85,15 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
 }
 
 /// The project this command is about: `--project` (or the current dir) as Claude Code resolves
-/// it, with `--memory-dir` taking the memory dir's place when given.
+/// it, or the project whose memory dir `--memory-dir` is.
 fn target(context: &Context) -> Result<DreamTarget> {
-    let mut target = context.engine.dream_target_for_cwd(&context.project()?)?;
-    if context.global.memory_dir.is_some() {
-        target.memory_dir = context.memory_dir()?.root().to_path_buf();
+    let cwd = context.project()?;
+    match context.global.memory_dir {
+        Some(_) => context
+            .engine
+            .dream_target_for_memory_dir(context.memory_dir()?.root(), &cwd),
+        None => context.engine.dream_target_for_cwd(&cwd),
     }
-    Ok(target)
 }
 
 fn status(context: &Context, args: &StatusArgs) -> Result<Status> {

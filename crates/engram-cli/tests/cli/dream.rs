@@ -96,6 +96,60 @@ fn dream_status_prints_every_gate_as_json() {
     assert!(all.as_array().is_some_and(|a| !a.is_empty()), "{all}");
 }
 
+/// `--memory-dir` naming a project's memory dir, asked from anywhere, reads that project's gates
+/// (its name, its sessions), not those of the project the command runs in.
+#[test]
+fn dream_status_of_a_projects_memory_dir_reads_that_projects_gates() {
+    let s = Sandbox::in_project("named").with_engram_home();
+    let dir = messy(&s);
+    sessions(&s, 6);
+    let own = s.json(&["dream", "status"]);
+    let elsewhere = s.root().join("elsewhere");
+    fs::create_dir_all(&elsewhere).expect("another dir");
+    let from_elsewhere = |args: &[&str]| -> Value {
+        let out = s
+            .command(args)
+            .current_dir(&elsewhere)
+            .output()
+            .expect("run");
+        assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let dir_arg = dir.to_str().expect("utf-8");
+    let status = from_elsewhere(&["dream", "status", "--json", "--memory-dir", dir_arg]);
+    assert_eq!(status["project"], own["project"], "{status}");
+    assert_eq!(status["sessionsSince"], 6, "{status}");
+    #[cfg(unix)]
+    {
+        // Named through a symlink, the same project.
+        let link = s.root().join("link-to-memory");
+        std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+        let linked = from_elsewhere(&[
+            "dream",
+            "status",
+            "--json",
+            "--memory-dir",
+            link.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(linked["project"], own["project"], "{linked}");
+    }
+    // A dir no project uses stands in for the memory dir of the project asked from.
+    let loose = s.root().join("loose-memory");
+    fs::create_dir_all(&loose).expect("loose dir");
+    let status = s.json(&[
+        "dream",
+        "status",
+        "--memory-dir",
+        loose.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(status["project"], own["project"], "{status}");
+    assert_eq!(
+        status["memoryDir"],
+        loose.to_str().expect("utf-8"),
+        "{status}"
+    );
+}
+
 #[test]
 fn an_offline_dream_is_staged_reviewed_file_by_file_and_undone() {
     let s = Sandbox::in_project("offline").with_engram_home();

@@ -101,6 +101,35 @@ impl Engine {
         })
     }
 
+    /// The dream target of `memory_dir` (`--memory-dir`), asked from `cwd`: the project in
+    /// `cwd` when that is its memory dir, else the project whose memory dir it is
+    /// (`<memory base>/projects/<name>/memory`) — its name, sessions and settings, so the gates
+    /// read are that project's — else `cwd`'s project with `memory_dir` in its memory dir's place.
+    pub fn dream_target_for_memory_dir(
+        &self,
+        memory_dir: &Path,
+        cwd: &Path,
+    ) -> Result<DreamTarget> {
+        use crate::disk::resolved_path;
+        let mut target = self.dream_target_for_cwd(cwd)?;
+        let wanted = resolved_path(memory_dir);
+        if resolved_path(&target.memory_dir) == wanted {
+            return Ok(target);
+        }
+        let projects = resolved_path(&self.memory_base().join("projects"));
+        let project = wanted
+            .parent()
+            .filter(|_| wanted.file_name() == Some("memory".as_ref()))
+            .filter(|project| project.parent() == Some(projects.as_path()))
+            .and_then(Path::file_name)
+            .and_then(|name| name.to_str());
+        if let Some(project) = project {
+            return self.dream_target(project);
+        }
+        target.memory_dir = memory_dir.to_path_buf();
+        Ok(target)
+    }
+
     /// The dream target of a project by its folder name (as the Projects view names it).
     pub fn dream_target(&self, project: &str) -> Result<DreamTarget> {
         let memory_dir = self.project_memory_dir_checked(project)?;
