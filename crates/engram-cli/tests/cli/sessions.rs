@@ -128,6 +128,46 @@ fn transcript_prints_the_chain_with_skipped_lines_and_unknown_types() {
     assert!(stderr(&out).contains("no session"), "{}", stderr(&out));
 }
 
+/// A session is named by the start of its id, as `engram sessions` shows it and as a git commit is
+/// named by the start of its hash; a start two sessions share is refused, naming both.
+#[test]
+fn a_session_is_found_by_the_start_of_its_id_and_an_ambiguous_start_names_the_candidates() {
+    let (s, dir) = with_genuine();
+    let full = s.json(&["transcript", GENUINE]);
+    let by_start = s.json(&["transcript", &GENUINE[..8]]);
+    assert_eq!(by_start, full);
+    let upper = s.json(&["transcript", &GENUINE[..8].to_uppercase()]);
+    assert_eq!(upper["sessionId"], full["sessionId"]);
+    // A subagent's transcript by the start of its id, without `agent-`.
+    let agent = s.run(&["transcript", "test-hash-1"]);
+    assert_eq!(exit_code(&agent), 0, "{}", stderr(&agent));
+
+    // A second session whose id starts the same way.
+    let twin = format!("{}-0000-4000-8000-000000000000", &GENUINE[..8]);
+    fs::copy(
+        dir.join(format!("{GENUINE}.jsonl")),
+        dir.join(format!("{twin}.jsonl")),
+    )
+    .expect("copy");
+    let out = s.run(&["transcript", &GENUINE[..8]]);
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is ambiguous: 2 sessions start with it")
+            && err.contains(GENUINE)
+            && err.contains(&twin),
+        "{err}"
+    );
+    // A longer start tells them apart; `extract` and `session-memory` look up the same way.
+    assert_eq!(s.json(&["transcript", &GENUINE[..10]]), full);
+    let memory = s.run(&["session-memory", &GENUINE[..10], "--json"]);
+    assert_eq!(exit_code(&memory), 0, "{}", stderr(&memory));
+    // Too short a start to mean one session is no session.
+    let out = s.run(&["transcript", &GENUINE[..3]]);
+    assert_eq!(exit_code(&out), 2);
+    assert!(stderr(&out).contains("no session"), "{}", stderr(&out));
+}
+
 #[test]
 fn search_finds_prompts_and_picks_up_appends() {
     let (s, dir) = with_genuine();

@@ -3,7 +3,7 @@
 //! only at its head and its tail (its message count is then an estimate, flagged as such), so a
 //! project of thousands of sessions lists quickly.
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -83,15 +83,21 @@ impl Engine {
     }
 
     /// The transcript file of session `id_or_path`: an existing `.jsonl` path as given, else
-    /// `<id>.jsonl` in any project's transcripts dir (or a subagent's `agent-<id>.jsonl`).
+    /// `<id>.jsonl` in any project's transcripts dir (or a subagent's `agent-<id>.jsonl`), else
+    /// the one session whose id starts with it (four characters or more), as a git
+    /// commit is named by the start of its hash: `engram transcript 1af7fc5e`.
     pub fn find_transcript(&self, id_or_path: &str) -> Result<PathBuf> {
         let given = Path::new(id_or_path);
         if id_or_path.ends_with(".jsonl") && given.is_file() {
             return Ok(given.to_path_buf());
         }
         let id = checked_name(id_or_path)?;
-        for name in self.project_names()? {
-            let dir = self.project_transcripts_dir_of(&name);
+        let dirs: Vec<PathBuf> = self
+            .project_names()?
+            .iter()
+            .map(|name| self.project_transcripts_dir_of(name))
+            .collect();
+        for dir in &dirs {
             for candidate in [format!("{id}.jsonl"), format!("agent-{id}.jsonl")] {
                 let path = dir.join(candidate);
                 if path.is_file() {
@@ -99,11 +105,70 @@ impl Engine {
                 }
             }
         }
-        Err(Error::InvalidInput(format!(
-            "no session {id_or_path:?} under {}",
-            self.claude_home().join("projects").display()
-        )))
+        let starting = if id.chars().count() >= MIN_ID_PREFIX {
+            sessions_starting_with(&dirs, id)
+        } else {
+            Vec::new()
+        };
+        match starting.as_slice() {
+            [only] => Ok(only.clone()),
+            [] => Err(Error::InvalidInput(format!(
+                "no session {id_or_path:?} under {}",
+                self.claude_home().join("projects").display()
+            ))),
+            several => {
+                let ids: Vec<String> = several
+                    .iter()
+                    .take(AMBIGUOUS_SHOWN)
+                    .filter_map(|path| path.file_stem())
+                    .map(|stem| stem.to_string_lossy().into_owned())
+                    .collect();
+                let more = several.len().saturating_sub(AMBIGUOUS_SHOWN);
+                Err(Error::InvalidInput(format!(
+                    "session {id_or_path:?} is ambiguous: {} sessions start with it ({}{}); give \
+                     more of its id",
+                    several.len(),
+                    ids.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )))
+            }
+        }
     }
+}
+
+/// The fewest characters of a session id that name it by its start: fewer match too many
+/// sessions to mean one (git asks as many of a commit's hash).
+const MIN_ID_PREFIX: usize = 4;
+
+/// How many sessions an ambiguous id's error names.
+const AMBIGUOUS_SHOWN: usize = 5;
+
+/// The transcripts in `dirs` whose session id (a subagent's without `agent-`) starts with
+/// `prefix`, ignoring case as ids are UUIDs, sorted by path.
+fn sessions_starting_with(dirs: &[PathBuf], prefix: &str) -> Vec<PathBuf> {
+    let prefix = prefix.to_lowercase();
+    let mut found = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else {
+                continue;
+            };
+            let id = stem.strip_prefix("agent-").unwrap_or(stem).to_lowercase();
+            if id.starts_with(&prefix) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 impl Engine {
