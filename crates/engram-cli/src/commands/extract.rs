@@ -17,7 +17,8 @@ use crate::output::{self, Color, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A session id, or its first characters (searched in every project), or the path of a `.jsonl` transcript
+    /// A session id, or its first characters (searched in every project), or the path of a
+    /// `.jsonl` transcript
     pub session: String,
     /// Keep every change for review (`engram changes`), whatever the project's policy
     #[arg(long, conflicts_with = "apply")]

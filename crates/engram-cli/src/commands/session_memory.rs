@@ -16,7 +16,8 @@ use crate::output::{self, Color, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A session id, or its first characters (searched in every project), or the path of a `.jsonl` transcript
+    /// A session id, or its first characters (searched in every project), or the path of a
+    /// `.jsonl` transcript
     pub session: String,
     /// Write the summary now, whether or not the thresholds say it is due
     #[arg(long)]
