@@ -104,7 +104,8 @@ impl Engine {
     /// The dream target of `memory_dir` (`--memory-dir`), asked from `cwd`: the project in
     /// `cwd` when that is its memory dir, else the project whose memory dir it is
     /// (`<memory base>/projects/<name>/memory`) — its name, sessions and settings, so the gates
-    /// read are that project's — else `cwd`'s project with `memory_dir` in its memory dir's place.
+    /// read are that project's — else `cwd`'s project with `memory_dir` in its memory dir's
+    /// place.
     pub fn dream_target_for_memory_dir(
         &self,
         memory_dir: &Path,
