@@ -138,9 +138,18 @@ fn a_session_is_found_by_the_start_of_its_id_and_an_ambiguous_start_names_the_ca
     assert_eq!(by_start, full);
     let upper = s.json(&["transcript", &GENUINE[..8].to_uppercase()]);
     assert_eq!(upper["sessionId"], full["sessionId"]);
-    // A subagent's transcript by the start of its id, without `agent-`.
-    let agent = s.run(&["transcript", "test-hash-1"]);
-    assert_eq!(exit_code(&agent), 0, "{}", stderr(&agent));
+    // A subagent's transcript by the start of its id, as listed (`agent-…`) or without `agent-`.
+    for start in ["agent-test-hash-1", "test-hash-1"] {
+        let agent = s.run(&["transcript", start, "--json"]);
+        assert_eq!(exit_code(&agent), 0, "{start}: {}", stderr(&agent));
+        let shown: Value = serde_json::from_slice(&agent.stdout).expect("json");
+        assert!(
+            shown["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("/agent-test-hash-123.jsonl")),
+            "{start}: {shown}"
+        );
+    }
 
     // A second session whose id starts the same way.
     let twin = format!("{}-0000-4000-8000-000000000000", &GENUINE[..8]);

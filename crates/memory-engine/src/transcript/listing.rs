@@ -147,8 +147,9 @@ const MIN_ID_PREFIX: usize = 4;
 /// How many sessions an ambiguous id's error names.
 const AMBIGUOUS_SHOWN: usize = 5;
 
-/// The transcripts in `dirs` whose session id (a subagent's without `agent-`) starts with
-/// `prefix`, ignoring case as ids are UUIDs, sorted by path.
+/// The transcripts in `dirs` whose session id starts with `prefix` (a subagent's with or without
+/// `agent-`, as `engram sessions` lists it or as its id), ignoring case as ids are UUIDs, sorted
+/// by path.
 fn sessions_starting_with(dirs: &[PathBuf], prefix: &str) -> Vec<PathBuf> {
     let prefix = prefix.to_lowercase();
     let mut found = Vec::new();
@@ -161,8 +162,9 @@ fn sessions_starting_with(dirs: &[PathBuf], prefix: &str) -> Vec<PathBuf> {
             let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else {
                 continue;
             };
-            let id = stem.strip_prefix("agent-").unwrap_or(stem).to_lowercase();
-            if id.starts_with(&prefix) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let id = stem.strip_prefix("agent-").unwrap_or(stem);
+            let starts = |name: &str| name.to_lowercase().starts_with(&prefix);
+            if (starts(stem) || starts(id)) && entry.file_type().is_ok_and(|t| t.is_file()) {
                 found.push(entry.path());
             }
         }
