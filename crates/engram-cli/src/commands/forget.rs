@@ -7,7 +7,8 @@ use crate::output::{self, Color, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The memory file, relative to the memory dir
+    /// The memory: its file, relative to the memory dir (`feedback_testing.md`), the same
+    /// without `.md`, or the name in its frontmatter ("Testing policy"), case aside
     pub file: String,
 }
 

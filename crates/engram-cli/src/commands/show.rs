@@ -7,7 +7,8 @@ use crate::output::{self, type_color, type_label, Color, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The memory file, relative to the memory dir (e.g. `feedback_testing.md`)
+    /// The memory: its file, relative to the memory dir (`feedback_testing.md`), the same
+    /// without `.md`, or the name in its frontmatter ("Testing policy"), case aside
     pub file: String,
 }
 

@@ -618,6 +618,36 @@ fn forget_removes_the_file_and_its_index_line() {
 }
 
 #[test]
+fn show_and_forget_take_a_memory_by_its_name_as_well_as_its_file() {
+    let s = Sandbox::in_project("my-project");
+    let mem = s.real_memory("stockerly");
+    let dir = mem.to_string_lossy();
+    // The file without `.md`, the frontmatter name, the title in MEMORY.md: case aside.
+    for given in [
+        "feedback_brutal_honesty",
+        "brutal honesty mandate",
+        "Brutal Honesty Mandate",
+    ] {
+        let v = s.json(&["show", given, "--memory-dir", &dir]);
+        assert_eq!(v["file"], "feedback_brutal_honesty.md", "{given}");
+    }
+    // A part of a name is not a name: refused, naming what it is part of, nothing deleted.
+    let out = s.run(&["forget", "vision", "--memory-dir", &dir]);
+    assert_eq!(exit_code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("no memory \"vision\"") && err.contains("did you mean project_vision.md?"),
+        "{err}"
+    );
+    assert!(mem.join("project_vision.md").exists());
+    // Its title in MEMORY.md ("Vision & audience"), not its name ("Stockerly vision & …").
+    let v = s.json(&["forget", "vision & audience", "--memory-dir", &dir]);
+    assert_eq!(v["file"], "project_vision.md");
+    assert_eq!(v["indexLineRemoved"], true);
+    assert!(!mem.join("project_vision.md").exists());
+}
+
+#[test]
 fn log_appends_to_todays_file() {
     let s = Sandbox::in_project("my-project");
     let mem = s.root().join("mem");

@@ -358,7 +358,8 @@ pub async fn memory_recall(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadInput {
-    /// The memory file, relative to the memory dir (as search and recall name it).
+    /// The memory file, relative to the memory dir (as search and recall name it); the file
+    /// without `.md`, or the memory's name, case aside, also finds it.
     pub file: String,
     /// Another memory store: a search hit's `project` (a project's folder name, or an agent
     /// memory's store name). Absent: this project's memory.

@@ -1,6 +1,7 @@
 //! [`MemoryDir`]: one auto-memory directory and the operations on it — scan, load the index, show,
 //! remember, forget, lint, append to the daily log — and its recorded past ([`revert`]: history,
-//! what a version changed, revert to it).
+//! what a version changed, revert to it). `show` and `forget` take a memory as a person names it
+//! ([`find`]: its file, or its name).
 //!
 //! `remember` is Claude Code's two-step write protocol (`FORMATS.md` §7) as one call: the topic
 //! file is written atomically, then its index line is added or refreshed atomically. It never
@@ -33,6 +34,7 @@ use crate::memory_type::MemoryType;
 use crate::scan::{self, MemoryHeader};
 use crate::staleness::{age_label, memory_age_days, staleness_caveat};
 
+mod find;
 mod revert;
 
 /// Longest slug used in a derived file name.
@@ -150,9 +152,10 @@ impl MemoryDir {
         read_optional(&self.index_path())
     }
 
-    /// One memory in full, with its age and staleness caveat.
-    pub fn show(&self, file: &str) -> Result<Memory> {
-        let (rel, path) = self.resolve(file)?;
+    /// One memory in full, with its age and staleness caveat; `memory` as
+    /// [`MemoryDir::find_memory`] takes it (its file, or its name).
+    pub fn show(&self, memory: &str) -> Result<Memory> {
+        let (rel, path) = self.resolve(&self.find_memory(memory)?)?;
         let content = read_text(&path)?;
         let mtime = fs::metadata(&path).at(&path)?.modified().at(&path)?;
         let days = memory_age_days(mtime, self.engine.clock().now());
@@ -308,10 +311,11 @@ impl MemoryDir {
             .map(|h| h.file))
     }
 
-    /// Deletes a memory file and its index line(s), as the user, through one change set.
-    pub fn forget(&self, file: &str) -> Result<ForgetOutcome> {
+    /// Deletes a memory file and its index line(s), as the user, through one change set;
+    /// `memory` as [`MemoryDir::find_memory`] takes it (its file, or its name).
+    pub fn forget(&self, memory: &str) -> Result<ForgetOutcome> {
         let mut set = ChangeSet::new(&self.root);
-        let outcome = self.plan_forget(file, &mut set)?;
+        let outcome = self.plan_forget(&self.find_memory(memory)?, &mut set)?;
         self.apply_as_user(&set)?;
         Ok(outcome)
     }
