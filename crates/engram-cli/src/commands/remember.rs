@@ -54,15 +54,32 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         return Ok(Status::Success);
     }
     let style = Style::detect();
-    let action = match outcome.action {
-        RememberAction::Created => "created",
-        RememberAction::Updated => "updated",
+    let (action, note) = match outcome.action {
+        RememberAction::Created => ("created", ""),
+        RememberAction::Updated if !outcome.file_changed && !outcome.index_changed => {
+            ("unchanged", " (it already says this)")
+        }
+        RememberAction::Updated => ("updated", ""),
     };
-    output::print(&format!(
-        "{} {}\n",
+    let mut text = format!(
+        "{} {}{}\n",
         style.paint(Color::Green, action),
-        outcome.file
-    ));
+        outcome.file,
+        style.paint(Color::Dim, note)
+    );
+    // The same name with another description rewrites a memory: say what it said, and how to
+    // get it back.
+    if let Some(replaced) = &outcome.replaced_description {
+        text.push_str(&style.paint(
+            Color::Dim,
+            &format!(
+                "  its description was: {replaced}\n  `engram history {}` lists its versions; \
+                 `engram revert VERSION` puts one back\n",
+                outcome.file
+            ),
+        ));
+    }
+    output::print(&text);
     Ok(Status::Success)
 }
 

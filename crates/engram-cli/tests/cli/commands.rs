@@ -535,6 +535,29 @@ fn remember_creates_then_updates_and_indexes() {
 
     let v = s.json(&args);
     assert_eq!(v["action"], "updated");
+    assert_eq!(v["fileChanged"], false);
+    assert_eq!(v["replacedDescription"], Value::Null);
+    let out = s.run(&args);
+    assert!(
+        stdout(&out).starts_with("unchanged feedback_tabs.md (it already says this)"),
+        "{}",
+        stdout(&out)
+    );
+
+    // The same name with another description: said, with the way back.
+    let mut args = args.to_vec();
+    args[6] = "Tabs in Go and in Makefiles";
+    let out = s.run(&args);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("updated feedback_tabs.md\n")
+            && text.contains("its description was: The user wants tabs in Go files")
+            && text.contains("engram history feedback_tabs.md"),
+        "{text}"
+    );
+    args[6] = "Tabs everywhere";
+    let v = s.json(&args);
+    assert_eq!(v["replacedDescription"], "Tabs in Go and in Makefiles");
 }
 
 #[test]

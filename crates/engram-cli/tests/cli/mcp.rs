@@ -508,6 +508,12 @@ fn memory_remember_saves_through_the_engine_with_history_secrets_and_review() {
     );
     assert_eq!(staged["status"], "staged", "{staged}");
     assert_eq!(staged["waiting"], json!(["feedback_retry_policy.md"]));
+    // The model is told what the memory said: it may have meant another memory.
+    assert_eq!(
+        staged["replacedDescription"], "Retries back off exponentially",
+        "{staged}"
+    );
+    assert_eq!(saved["replacedDescription"], Value::Null);
     assert_eq!(
         fs::read_to_string(memory_dir.join("feedback_retry_policy.md")).expect("file"),
         before

@@ -524,6 +524,10 @@ pub struct RememberOutput {
     pub waiting: Vec<String>,
     /// What the user should know (a likely secret in a private memory, by rule).
     pub warnings: Vec<String>,
+    /// The description this update replaced, when a memory of this name said something else:
+    /// if that was another memory, the user can revert it in Engram; save this one under a name
+    /// of its own.
+    pub replaced_description: Option<String>,
 }
 
 pub fn memory_remember(
@@ -555,6 +559,7 @@ pub fn memory_remember(
         change_set: None,
         waiting: Vec::new(),
         warnings: outcome.warnings.clone(),
+        replaced_description: outcome.replaced_description.clone(),
     };
     if !set.is_empty() {
         fs::create_dir_all(&root).at(&root)?;
@@ -610,6 +615,12 @@ fn render_remember(output: &RememberOutput, root: &Path) -> String {
         ),
         _ => format!("Nothing to change: {} already says this.", path.display()),
     };
+    if let Some(replaced) = &output.replaced_description {
+        text.push_str(&format!(
+            "\nIts description was: {replaced}. If that was another memory, ask the user to \
+             revert it in Engram and save this one under a name of its own."
+        ));
+    }
     for warning in &output.warnings {
         text.push_str(&format!("\nWarning: {warning}"));
     }

@@ -111,6 +111,10 @@ pub struct RememberOutcome {
     /// What the person should know: a likely secret written into a private memory (team
     /// memory refuses them outright), naming the rule and where.
     pub warnings: Vec<String>,
+    /// The description an update replaced (`None` when it kept it, or the memory is new): the
+    /// same name with another description rewrites the memory, and the person is told what it
+    /// said.
+    pub replaced_description: Option<String>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -224,10 +228,12 @@ impl MemoryDir {
         let body = req.body.trim_end();
 
         let reason = format!("remember {name}");
+        let mut replaced_description = None;
         let (action, file_changed, written_name, description_changed) = match set.read(&rel)? {
             Some(before) => {
                 let current = frontmatter::parse_document(&before).frontmatter;
                 let description_changed = current.description.as_deref() != Some(description);
+                replaced_description = current.description.clone().filter(|_| description_changed);
                 // Same memory under another spelling of its name: keep the file's spelling
                 // rather than flip its naming convention.
                 let keep_name = current
@@ -298,6 +304,7 @@ impl MemoryDir {
             index_line,
             index_changed,
             warnings,
+            replaced_description,
         })
     }
 
