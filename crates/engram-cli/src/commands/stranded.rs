@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use memory_engine::stranded::{StrandedKind, StrandedStore};
 use memory_engine::{Error, Result};
 
 use super::{Context, Status};
@@ -40,18 +41,12 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         } else {
             let mut text = String::new();
             for store in &stores {
-                text.push_str(&format!(
-                    "{:?}: {} ({} files){}\n",
-                    store.kind,
-                    store.dir.display(),
-                    store.files.len(),
-                    store
-                        .live
-                        .as_ref()
-                        .map(|l| format!(" → now {}", l.display()))
-                        .unwrap_or_default()
-                ));
+                text.push_str(&describe(store));
             }
+            text.push_str(
+                "merge one into the memory in use (staged for review): engram stranded merge DIR \
+                 [--into DIR]\n",
+            );
             output::print(&text);
         }
         return Ok(Status::Success);
@@ -83,4 +78,27 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         None => output::print("nothing to merge: the live store has it all\n"),
     }
     Ok(Status::Success)
+}
+
+/// One stranded store as a line: what it is, where, how many files, and where its memory
+/// lives now (or why that is unknown).
+fn describe(store: &StrandedStore) -> String {
+    let kind = match store.kind {
+        StrandedKind::OldWorktreeKey => "old worktree key",
+        StrandedKind::MovedProject => "moved project",
+        StrandedKind::AgentMemoryInSubdirectory => "agent memory in a sub-directory",
+    };
+    let files = match store.files.len() {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    };
+    let now = match (&store.live, &store.project) {
+        (Some(live), _) => format!(" → now {}", live.display()),
+        (None, Some(project)) => format!(
+            "; {} is gone, and where it went is unknown: give --into DIR",
+            project.display()
+        ),
+        (None, None) => String::new(),
+    };
+    format!("{kind}: {} ({files}){now}\n", store.dir.display())
 }

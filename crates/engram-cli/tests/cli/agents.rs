@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::support::{assert_has_keys, Sandbox};
+use crate::support::{assert_has_keys, stdout, Sandbox};
 
 fn snapshot(s: &Sandbox, updated_at: &str, files: &[(&str, &str)]) {
     let dir = s
@@ -130,6 +130,16 @@ fn a_moved_projects_memory_is_listed_as_stranded_and_merged_back_after_review() 
     assert_has_keys(row, &["kind", "dir", "files", "live", "project"]);
     assert_eq!(row["kind"], "moved-project");
     assert_eq!(row["files"], serde_json::json!(["project_billing.md"]));
+    let text = stdout(&s.run(&["stranded"]));
+    assert!(
+        text.starts_with(&format!(
+            "moved project: {} (1 file); {} is gone, and where it went is unknown: give \
+             --into DIR\n",
+            row["dir"].as_str().expect("dir"),
+            gone.display()
+        )) && text.contains("engram stranded merge DIR"),
+        "{text}"
+    );
     let into = s.root().join("new-memory");
     fs::create_dir_all(&into).expect("into");
     let staged = s.json(&[
