@@ -8,6 +8,7 @@
 
 use memory_engine::config::ProviderKind;
 use memory_engine::job::CancellationToken;
+use memory_engine::session_memory::{Due, INIT_TOKENS, UPDATE_TOKENS};
 use memory_engine::Result;
 
 use super::recall::{runtime, LlmArgs};
@@ -77,8 +78,18 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         ));
     }
     if let Some(due) = view.due {
+        let why = match due {
+            Due::Init => format!(
+                "the session is past {} tokens with no summary",
+                output::thousands(INIT_TOKENS as usize)
+            ),
+            Due::Update => format!(
+                "{}+ tokens since the last one",
+                output::thousands(UPDATE_TOKENS as usize)
+            ),
+        };
         text.push_str(&format!(
-            "an update is due ({due:?}): engram session-memory {} --update\n",
+            "an update is due ({why}): engram session-memory {} --update\n",
             view.session_id
         ));
     }

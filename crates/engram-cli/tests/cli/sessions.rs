@@ -5,7 +5,7 @@ use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::support::{assert_has_keys, exit_code, stderr, Sandbox};
+use crate::support::{assert_has_keys, exit_code, stderr, stdout, Sandbox};
 use serde_json::{json, Value};
 
 const REAL: &str = "../../../shared/fixtures/real/claude-home/projects/-path-to-Demo";
@@ -235,6 +235,14 @@ fn session_memory_shows_what_is_due_and_updates_offline() {
     assert_eq!(
         before["due"], "init",
         "the genuine session is past 10,000 tokens"
+    );
+    let text = stdout(&s.run(&["session-memory", GENUINE]));
+    assert!(
+        text.contains(&format!(
+            "an update is due (the session is past 10,000 tokens with no summary): engram \
+             session-memory {GENUINE} --update"
+        )),
+        "{text}"
     );
     let after = s.json(&["session-memory", GENUINE, "--update", "--offline"]);
     assert_eq!(after["exists"], true);
