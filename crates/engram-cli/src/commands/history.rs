@@ -9,7 +9,8 @@ use crate::output::{self, Align, Cell, Color, Style, Table};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this file, relative to the memory dir
+    /// Only this file, relative to the memory dir (`MEMORY.md` too); without `.md`, a memory
+    /// as `engram show` takes it (`feedback_testing`, "Testing policy")
     pub file: Option<String>,
 }
 

@@ -76,6 +76,18 @@ fn history_first_records_what_is_on_disk_then_every_change_with_its_actor() {
         .collect();
     assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
 
+    // Named as `show` takes it; a rewrite without frontmatter is still found by its file.
+    assert_eq!(
+        s.json(&["--memory-dir", dir_arg, "history", "User_Adrian"]),
+        adrian
+    );
+    assert_eq!(
+        s.json(&["--memory-dir", dir_arg, "history", "Brutal honesty mandate"])[0]["file"],
+        "feedback_brutal_honesty.md"
+    );
+    let index = s.json(&["--memory-dir", dir_arg, "history", "MEMORY.md"]);
+    assert_eq!(field(&index[0], "file"), "MEMORY.md", "{index}");
+
     let text = stdout(&s.run(&["--memory-dir", dir_arg, "history", "user_adrian.md"]));
     assert!(text.starts_with("VERSION"), "{text}");
     assert!(

@@ -20,8 +20,16 @@ impl MemoryDir {
     /// `external`, whatever history has not seen yet: files written or deleted while Engram was
     /// not watching. So the list always ends in the state on disk, and every state shown can be
     /// reverted to.
+    ///
+    /// `file` ending in `.md` is taken as given (the index, a deleted memory); any other is a
+    /// memory as [`MemoryDir::find_memory`] takes it (`feedback_tabs`, its name).
     pub fn history(&self, file: Option<&str>) -> Result<Vec<Version>> {
-        match file {
+        let file = match file {
+            Some(file) if file.ends_with(".md") => Some(file.to_owned()),
+            Some(memory) => Some(self.find_memory(memory)?),
+            None => None,
+        };
+        match &file {
             Some(file) => {
                 let path = confined_path(self.root(), file)?;
                 let current = read_optional(&path)?;
@@ -36,7 +44,7 @@ impl MemoryDir {
                 self.engine().baseline_history(self.root())?;
             }
         }
-        self.engine().history(self.root(), file)
+        self.engine().history(self.root(), file.as_deref())
     }
 
     /// What `version_id` changed in its file, for the history view; it must be a version of this
