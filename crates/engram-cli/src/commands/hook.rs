@@ -302,5 +302,11 @@ fn prompt_context(
     // Do not wait for blocking work still running (a keyring read stuck on D-Bus, a slow disk):
     // the budget is the budget.
     runtime.shutdown_background();
-    Ok(outcome?.output)
+    let outcome = outcome?;
+    // Within the budget, so it is printed: now it counts as shown to the session.
+    context
+        .engine
+        .record_prompt_hook_shown(&outcome)
+        .map_err(|e| e.to_string())?;
+    Ok(outcome.output)
 }

@@ -477,6 +477,99 @@ fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() 
     assert!(after.contains("project_rewrite_ban.md"), "{after}");
 }
 
+/// A server answering after the hook gave up (a slow model) must not record that answer's
+/// memories as shown: the hook printed nothing, and the session's next prompt may still get them.
+#[cfg(unix)] // `engram hook serve` is Unix-only (platforms row 1); stopped with `kill`
+#[test]
+fn a_reply_the_hook_gave_up_waiting_for_is_not_recorded_as_shown() {
+    let s = sandbox();
+    project_memory(&s);
+    let model_took = Duration::from_secs(3);
+    let model = ScriptedServer::handler(move |_, n| {
+        if n == 0 {
+            std::thread::sleep(model_took);
+        }
+        Reply::json(wire::anthropic_tools(
+            &[(
+                "t",
+                "select_memories",
+                json!({"selected_memories": ["feedback_anti_patterns.md"]}),
+            )],
+            (500, 9, 0, 0),
+        ))
+    });
+    fs::create_dir_all(s.engram_home()).expect("mkdir");
+    fs::write(
+        s.engram_home().join("config.toml"),
+        format!(
+            "[llm]\nprovider = \"anthropic\"\n\n[llm.anthropic]\nbase_url = \"{}\"\nmodel = \
+             \"claude-test\"\n",
+            model.url()
+        ),
+    )
+    .expect("config");
+    let mut server = s
+        .command(&["hook", "serve"])
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let socket = s.engram_home().join("run/hook.sock");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ask = |budget_ms: &str| {
+        let mut command = s.command(&[
+            "hook",
+            "user-prompt-submit",
+            "--verbose",
+            "--budget-ms",
+            budget_ms,
+        ]);
+        command.env("ANTHROPIC_API_KEY", "sk-test");
+        let (out, _) = output_with_stdin(
+            command,
+            &hook_input(&s, "late-1", "let's add a new feature"),
+        );
+        assert_eq!(exit_code(&out), 0);
+        (stdout(&out), stderr(&out))
+    };
+    let shown = s.engram_home().join("sessions/late-1/surfaced.json");
+
+    // The hook gives up after 1 s; the model answers the server 2 s later.
+    let gave_up_at = Instant::now();
+    let (printed, why) = ask("1000");
+    assert_eq!(printed, "", "{why}");
+    std::thread::sleep(
+        (gave_up_at + model_took + Duration::from_secs(1))
+            .saturating_duration_since(Instant::now()),
+    );
+    assert_eq!(model.requests().len(), 1, "the server asked the model");
+    assert!(
+        !shown.exists(),
+        "recorded as shown though never printed: {}",
+        fs::read_to_string(&shown).unwrap_or_default()
+    );
+
+    // The next prompt of the session gets it, and now it counts as shown.
+    let (printed, why) = ask("5000");
+    assert!(
+        why.contains(&format!("answered by Engram (pid {})", server.id())),
+        "{why}"
+    );
+    assert!(printed.contains("feedback_anti_patterns.md"), "{printed}");
+    assert!(fs::read_to_string(&shown)
+        .expect("recorded once printed")
+        .contains("feedback_anti_patterns.md"));
+
+    let _ = Command::new("kill").arg(server.id().to_string()).status();
+    assert!(server.wait().expect("wait").success());
+}
+
 #[test]
 fn the_prompt_hook_prints_nothing_and_exits_zero_on_bad_input() {
     let s = sandbox();

@@ -4,12 +4,15 @@
 //! with JSON on stdin (`session_id`, `transcript_path`, `cwd`, `prompt`, `hook_event_name`, …).
 //! [`Engine::user_prompt_submit`] resolves the project's memory dir from `cwd` as Claude Code
 //! does, recalls memories for the prompt (skipping single-word prompts, files this session has
-//! already been shown, and everything once the session's budget is spent), remembers what it
-//! surfaced under `<engram home>/sessions/<id>/surfaced.json`, and returns the JSON Claude Code
-//! accepts from a UserPromptSubmit hook:
+//! already been shown, and everything once the session's budget is spent), and returns the JSON
+//! Claude Code accepts from a UserPromptSubmit hook:
 //! `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"…"}}`, which
-//! reaches the model as `UserPromptSubmit hook additional context: …`. The CLI adds the time
-//! budget and the rule that any failure prints nothing.
+//! reaches the model as `UserPromptSubmit hook additional context: …`. What it surfaced is
+//! recorded under `<engram home>/sessions/<id>/surfaced.json` only once the hook has it to print
+//! ([`Engine::record_prompt_hook_shown`]): by the hook itself within its budget, by the hook
+//! server once its reply was taken, so a hook that gave up before the answer came does not cost
+//! the session those memories. The CLI adds the time budget and the rule that any failure prints
+//! nothing.
 //!
 //! **Installing it.** [`Engine::install_hooks`] adds one group to `hooks.UserPromptSubmit` in the
 //! user's `settings.json` under the Claude config home; [`Engine::uninstall_hooks`] removes it;
@@ -169,11 +172,14 @@ pub fn prompt_hook_output(context: &str) -> String {
 }
 
 /// What the prompt hook did: the recall behind it, and the line to print (`None`: print
-/// nothing).
+/// nothing). Not yet recorded as shown to the session: [`Engine::record_prompt_hook_shown`],
+/// once the line is on its way to Claude Code.
 #[derive(Debug, Clone)]
 pub struct PromptHookOutcome {
     pub report: Option<RecallReport>,
     pub output: Option<String>,
+    /// The session the prompt belongs to, when its payload said.
+    pub session_id: Option<String>,
 }
 
 impl Engine {
@@ -204,11 +210,12 @@ impl Engine {
         config: &crate::config::Config,
         cancel: &CancellationToken,
     ) -> Result<PromptHookOutcome> {
+        let input = parse_user_prompt_submit(stdin)?;
         let nothing = PromptHookOutcome {
             report: None,
             output: None,
+            session_id: input.session_id.clone(),
         };
-        let input = parse_user_prompt_submit(stdin)?;
         let recall = self
             .prompt_recall(
                 &input.cwd,
@@ -224,20 +231,25 @@ impl Engine {
             return Ok(nothing);
         };
         let report = *report;
-        if report.results.is_empty() {
-            return Ok(PromptHookOutcome {
-                report: Some(report),
-                output: None,
-            });
-        }
-        if let Some(session) = &input.session_id {
-            self.record_surfaced(session, &report.results)?;
-        }
-        let output = prompt_hook_output(&additional_context(&report.results));
+        let output = (!report.results.is_empty())
+            .then(|| prompt_hook_output(&additional_context(&report.results)));
         Ok(PromptHookOutcome {
             report: Some(report),
-            output: Some(output),
+            output,
+            session_id: input.session_id,
         })
+    }
+
+    /// Records what `outcome` prints as shown to its session, so the session's next prompts
+    /// are not given it again and its budget counts it. Called once the output is the hook's
+    /// to print, never before: a hook that gave up meanwhile printed nothing.
+    pub fn record_prompt_hook_shown(&self, outcome: &PromptHookOutcome) -> Result<()> {
+        if let (Some(session), Some(report), Some(_)) =
+            (&outcome.session_id, &outcome.report, &outcome.output)
+        {
+            self.record_surfaced(session, &report.results)?;
+        }
+        Ok(())
     }
 }
 

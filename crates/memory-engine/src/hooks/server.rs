@@ -39,7 +39,9 @@
 //! Once the hello came, the server is healthy and the prompt is its to answer: the hook waits for
 //! the reply up to the end of its budget, as long as the direct path would have had, so a server
 //! asking a slow remote model still gets to answer. The prompt is sent only after the hello, so
-//! a server the hook gave up on never works on it (nor records its memories as shown).
+//! a server the hook gave up on never works on it; and what a reply prints is recorded as shown
+//! to the session only once the reply was written to the hook, so one the hook gave up waiting
+//! for does not cost the session its memories.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -195,6 +197,8 @@ impl Engine {
             AsyncBufReader::new(read.take(MAX_REQUEST)).read_line(&mut line),
         )
         .await?;
+        // What the reply prints, recorded as shown to the session only once the hook took it.
+        let mut shown = None;
         let reply = match serde_json::from_str::<HookRequest>(&line) {
             Err(e) => HookReply {
                 served: true,
@@ -228,9 +232,11 @@ impl Engine {
                             })
                             .await;
                         }
+                        let output = outcome.output.clone();
+                        shown = Some(outcome);
                         HookReply {
                             served: true,
-                            output: outcome.output,
+                            output,
                             error: None,
                             pid: std::process::id(),
                         }
@@ -249,7 +255,17 @@ impl Engine {
             write.write_all(text.as_bytes()).await?;
             write.shutdown().await
         })
-        .await
+        .await?;
+        // Taken: a hook that gave up and closed its end makes the write fail (a local socket's
+        // peer gone is an error at once, not a buffer filling), and nothing is recorded.
+        if let Some(outcome) = shown {
+            let engine = self.clone();
+            tokio::task::spawn_blocking(move || engine.record_prompt_hook_shown(&outcome))
+                .await
+                .map_err(std::io::Error::other)?
+                .map_err(std::io::Error::other)?;
+        }
+        Ok(())
     }
 
     /// Asks the Engram answering on [`Engine::hook_socket_path`] for the prompt hook's line,
