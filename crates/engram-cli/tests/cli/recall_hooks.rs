@@ -4,7 +4,7 @@
 //! providers' wire formats. The last test drives the real Claude Code CLI when it is installed.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -444,9 +444,7 @@ fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() 
     // The same context, the session's paths aside (each session is recorded on its own).
     assert_eq!(served, direct);
     let log = s.engram_home().join("sessions/served-1/surfaced.json");
-    assert!(fs::read_to_string(&log)
-        .expect("log")
-        .contains("project_decision.md"));
+    wait_until_recorded(&log, "project_decision.md");
 
     // A memory written after the server read the dir is seen on the next prompt.
     fs::write(
@@ -475,6 +473,21 @@ fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() 
     let (after, why) = ask("direct-2");
     assert!(!why.contains("answered by Engram"), "{why}");
     assert!(after.contains("project_rewrite_ban.md"), "{after}");
+}
+
+/// Waits until the session log `log` names `file`: the hook server records what its reply
+/// printed just after the hook took it, so the hook may have exited a moment before.
+#[cfg(unix)]
+fn wait_until_recorded(log: &Path, file: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !fs::read_to_string(log).is_ok_and(|text| text.contains(file)) {
+        assert!(
+            Instant::now() < deadline,
+            "{file} never recorded as shown in {}",
+            log.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A server answering after the hook gave up (a slow model) must not record that answer's
@@ -562,9 +575,7 @@ fn a_reply_the_hook_gave_up_waiting_for_is_not_recorded_as_shown() {
         "{why}"
     );
     assert!(printed.contains("feedback_anti_patterns.md"), "{printed}");
-    assert!(fs::read_to_string(&shown)
-        .expect("recorded once printed")
-        .contains("feedback_anti_patterns.md"));
+    wait_until_recorded(&shown, "feedback_anti_patterns.md");
 
     let _ = Command::new("kill").arg(server.id().to_string()).status();
     assert!(server.wait().expect("wait").success());

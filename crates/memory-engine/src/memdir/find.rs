@@ -19,6 +19,11 @@ impl MemoryDir {
     /// it is not found (or, for `forget`, to find its index line); any other name nothing
     /// answers to is refused, naming the memories whose file or names contain it.
     pub fn find_memory(&self, given: &str) -> Result<String> {
+        if given.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "no memory named: give its file or its name".to_owned(),
+            ));
+        }
         // Whatever the name, the file it would be passes the path checks first, so a name
         // never reaches outside the dir nor names the index.
         let given_as_file = if given.ends_with(".md") {
@@ -214,6 +219,10 @@ mod tests {
         assert!(matches!(
             memories.find_memory("../outside.md"),
             Err(Error::PathDenied { .. })
+        ));
+        assert!(matches!(
+            memories.find_memory(" "),
+            Err(Error::InvalidInput(_))
         ));
         let index = memories.find_memory("MEMORY").expect_err("the index");
         assert!(index.to_string().contains("is the index"), "{index}");
