@@ -593,6 +593,11 @@ impl Engine {
         }
         report.considered = offered.iter().filter(|&&o| o).count();
         if report.considered == 0 {
+            report.skipped = Some(if corpus.headers.is_empty() {
+                "the memory dir holds no memories".to_owned()
+            } else {
+                "every memory was already shown to this session or excluded".to_owned()
+            });
             return Ok(finish(report, started));
         }
 
@@ -1204,6 +1209,40 @@ mod tests {
                 .expect("recall");
             assert!(skipped.results.is_empty());
             assert!(skipped.skipped.is_some());
+        }
+
+        #[tokio::test]
+        async fn recall_with_nothing_to_consider_says_why() {
+            let fx = stockerly(0);
+            let mut req = request("hardcoded USD currency bug in execute_trade");
+            req.exclude = fx
+                .engine
+                .memory_dir(&fx.memory)
+                .scan(None)
+                .expect("scan")
+                .into_iter()
+                .map(|header| header.file)
+                .collect();
+            let recall = |dir: PathBuf, req: RecallRequest| {
+                let engine = fx.engine.clone();
+                async move {
+                    engine
+                        .recall(&dir, &req, &Selector::Lexical, &CancellationToken::new())
+                        .await
+                        .expect("recall")
+                }
+            };
+            let all_excluded = recall(fx.memory.clone(), req.clone()).await;
+            assert_eq!(
+                all_excluded.skipped.as_deref(),
+                Some("every memory was already shown to this session or excluded")
+            );
+            let empty = tempfile::tempdir().expect("empty dir");
+            let nothing = recall(empty.path().to_path_buf(), request("currency bug")).await;
+            assert_eq!(
+                nothing.skipped.as_deref(),
+                Some("the memory dir holds no memories")
+            );
         }
 
         fn model_options(server: &ScriptedServer, suffix: &str) -> ClientOptions {
