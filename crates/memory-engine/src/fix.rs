@@ -6,7 +6,7 @@
 //! | rule | fix |
 //! |---|---|
 //! | `dangling-pointer` | remove the index line(s) linking to the missing file |
-//! | `orphan-file` | add the file's index line (title = `name`, hook = `description`) to the nearest `MEMORY.md`, under its type's section when the index has one |
+//! | `orphan-file` | add the file's index line (title = `name`, hook = `description`) to the nearest `MEMORY.md`, under its type's section when the index has one — unless that would take the index over the lines or bytes Claude Code loads, which would hide its last entries instead (lines are removed and shortened first) |
 //! | `long-index-line` | rewrite the entry as `- [Title](file) — hook`, the hook (then the title) shortened with `…` to fit 150 characters |
 //!
 //! Everything else (secrets, bad frontmatter, duplicates, an index over budget) needs a person's
@@ -119,6 +119,9 @@ impl MemoryDir {
                 }),
             }
         }
+        // Lines come out and get shorter before any goes in, so an index near its cap makes
+        // what room it can before an orphan's line is weighed against it.
+        resolved.sort_by_key(|(_, action)| matches!(action, Action::Index { .. }));
         let mut set = ChangeSet::new(self.root());
         let mut fixed = Vec::new();
         for (target, action) in resolved {
@@ -287,6 +290,16 @@ impl MemoryDir {
                 let line =
                     index::entry_line(&title, &link, fm.description.as_deref().unwrap_or(""));
                 let updated = index::upsert_entry(&raw, &link, &line, fm.memory_type);
+                if index::is_index_file(&index_file) && index::load_index_text(&updated).truncated {
+                    return Err(Error::InvalidInput(format!(
+                        "{index_file} has no room for {file}'s line: it would be over the {} \
+                         lines or {} bytes Claude Code loads, and its last entries would no \
+                         longer be seen; make room first (shorten or fold entries: `engram \
+                         dream` moves old ones into topic files)",
+                        index::MAX_INDEX_LINES,
+                        index::MAX_INDEX_BYTES
+                    )));
+                }
                 set.stage_write(&index_file, updated, &format!("index orphan {file}"))?;
                 Ok(true)
             }
@@ -552,6 +565,53 @@ mod tests {
             "{:?}",
             rules(&fx)
         );
+    }
+
+    /// Indexing an orphan into a full index would hide its last entry from Claude Code instead:
+    /// the orphan is skipped, saying so, once the room the other fixes made is used up.
+    #[test]
+    fn an_orphan_is_not_indexed_past_the_lines_claude_code_loads() {
+        let fx = TempMemoryDir::new("memory");
+        let memory = |name: &str| {
+            format!("---\nname: {name}\ndescription: about {name}\ntype: project\n---\nbody\n")
+        };
+        // 199 lines: a title, a section, 196 entries and one whose file is gone.
+        let mut index = "# Index\n## Project\n".to_owned();
+        for n in 0..196 {
+            let file = format!("project_n{n}.md");
+            fx.write(&file, &memory(&format!("n{n}")));
+            index.push_str(&format!("- [n{n}]({file}) — about n{n}\n"));
+        }
+        index.push_str("- [Gone](project_gone.md) — removed\n");
+        fx.write("MEMORY.md", &index);
+        for orphan in ["a", "b", "c"] {
+            fx.write(&format!("project_orphan_{orphan}.md"), &memory(orphan));
+        }
+
+        let plan = fx.dir.plan_all_fixes().expect("plan");
+        let indexed: Vec<&str> = plan
+            .fixed
+            .iter()
+            .filter(|t| t.rule == ORPHAN_FILE)
+            .map(|t| t.file.as_str())
+            .collect();
+        assert_eq!(indexed, ["project_orphan_a.md", "project_orphan_b.md"]);
+        assert!(plan.fixed.iter().any(|t| t.rule == DANGLING_POINTER));
+        let [skipped] = plan.skipped.as_slice() else {
+            panic!("one skipped: {:?}", plan.skipped);
+        };
+        assert_eq!(skipped.target.file, "project_orphan_c.md");
+        assert!(
+            skipped.reason.starts_with(
+                "MEMORY.md has no room for project_orphan_c.md's line: it would be over the 200 \
+                 lines"
+            ),
+            "{}",
+            skipped.reason
+        );
+        fx.dir.apply_fix(&plan.changes).expect("apply");
+        let after = index::load_index_text(&fx.read("MEMORY.md").expect("index"));
+        assert_eq!((after.lines, after.truncated), (200, false));
     }
 
     #[test]
