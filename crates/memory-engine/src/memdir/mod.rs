@@ -274,6 +274,7 @@ impl MemoryDir {
         let raw_index = set.read(&index_file)?.unwrap_or_default();
         let entries = index::parse_entries(&raw_index);
         let current_entry = entries.iter().find(|e| e.file == link);
+        let mut over_cap = None;
         let (index_line, index_changed) = match current_entry {
             // The line may carry a hand-written hook: it follows the file only when the
             // description itself changed.
@@ -285,18 +286,20 @@ impl MemoryDir {
                 let updated = index::upsert_entry(&raw_index, &link, &line, Some(req.memory_type));
                 let changed = updated != raw_index;
                 if changed {
+                    over_cap = index_over_cap(&index_file, &updated);
                     set.stage_write(&index_file, updated, &format!("index {link}"))?;
                 }
                 (line, changed)
             }
         };
-        let warnings = secret_warnings(
+        let mut warnings = secret_warnings(
             &rel,
             self.is_team_file(&rel),
             &req.name,
             &req.description,
             &req.body,
         )?;
+        warnings.extend(over_cap);
         Ok(RememberOutcome {
             file: rel,
             action,
@@ -432,6 +435,37 @@ fn read_optional(path: &Path) -> Result<Option<String>> {
         Err(Error::NotFound(_)) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// What a person should know when the index written to `index_file` is past what Claude Code
+/// loads: which lines it no longer sees.
+fn index_over_cap(index_file: &str, updated: &str) -> Option<String> {
+    if !index::is_index_file(index_file) {
+        return None;
+    }
+    let loaded = index::load_index_text(updated);
+    let from = loaded.cut_from_line.filter(|_| loaded.truncated)?;
+    let size = if loaded.lines > index::MAX_INDEX_LINES {
+        format!(
+            "{} lines, past the {}",
+            loaded.lines,
+            index::MAX_INDEX_LINES
+        )
+    } else {
+        format!(
+            "{} bytes, past the {}",
+            loaded.bytes,
+            index::MAX_INDEX_BYTES
+        )
+    };
+    let unseen = match loaded.lines_cut {
+        1 => format!("its last line, line {from}, is"),
+        n => format!("its last {n} lines, from line {from} on, are"),
+    };
+    Some(format!(
+        "{index_file} is {size} Claude Code loads: {unseen} not seen at the start of a session \
+         (`engram dream` moves old entries into topic files)"
+    ))
 }
 
 /// The index line of `entry` as written.
@@ -696,6 +730,49 @@ mod tests {
             file: Some(file.into()),
             ..request(t, name, description, "body\n")
         }
+    }
+
+    /// A line added to a full index pushes its last line out of what Claude Code loads: the
+    /// memory is saved, and the person is told which lines are no longer seen.
+    #[test]
+    fn remember_into_a_full_index_says_which_lines_claude_code_no_longer_loads() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (engine, _, _engram_home) = engine();
+        let dir = engine.memory_dir(tmp.path());
+        let mut index = "# Index\n## Project\n".to_owned();
+        for n in 0..198 {
+            index.push_str(&format!("- note {n}\n"));
+        }
+        fs::write(tmp.path().join(INDEX_FILE), &index).expect("index");
+        let outcome = dir
+            .remember(request(
+                MemoryType::Project,
+                "Tax",
+                "Round half to even",
+                "x",
+            ))
+            .expect("saved");
+        assert_eq!(
+            outcome.warnings,
+            [
+                "MEMORY.md is 201 lines, past the 200 Claude Code loads: its last line, line 201, \
+              is not seen at the start of a session (`engram dream` moves old entries into topic \
+              files)"
+            ]
+        );
+        assert!(tmp.path().join("project_tax.md").exists());
+        // Room to spare: nothing to say.
+        let roomy = tempfile::tempdir().expect("tempdir");
+        let outcome = engine
+            .memory_dir(roomy.path())
+            .remember(request(
+                MemoryType::Project,
+                "Tax",
+                "Round half to even",
+                "x",
+            ))
+            .expect("saved");
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     }
 
     /// Platforms row 12: on a case-sensitive volume `remember --file foo.md` beside `Foo.md`
