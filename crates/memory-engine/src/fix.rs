@@ -10,7 +10,8 @@
 //! | `long-index-line` | rewrite the entry as `- [Title](file) — hook`, the hook (then the title) shortened with `…` to fit 150 characters |
 //!
 //! Everything else (secrets, bad frontmatter, duplicates, an index over budget) needs a person's
-//! judgement and is never touched. A finding's `line` refers to the disk as it was linted: each
+//! judgement and is never touched; nor, when every finding is fixed at once, is an orphan that
+//! nearly duplicates another memory (it wants a merge, not an index line of its own). A finding's `line` refers to the disk as it was linted: each
 //! target is resolved against the disk first (which entry, which file), and a finding that no
 //! longer holds (the file came back, the line was already shortened) is skipped with a reason
 //! rather than "fixed" into something else. Several fixes compose in one change set — they read
@@ -25,7 +26,7 @@ use crate::changeset::{ApplyReport, ChangeSet};
 use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::index::{self, MAX_ENTRY_CHARS};
-use crate::lint::{Finding, DANGLING_POINTER, LONG_INDEX_LINE, ORPHAN_FILE};
+use crate::lint::{Finding, DANGLING_POINTER, DUPLICATE_MEMORY, LONG_INDEX_LINE, ORPHAN_FILE};
 use crate::memdir::governing_index;
 use crate::memdir::MemoryDir;
 
@@ -146,15 +147,40 @@ impl MemoryDir {
     }
 
     /// Lints the dir and plans every fixable finding.
+    ///
+    /// An orphan that nearly duplicates another memory is left out: the fix it wants is a
+    /// merge (a person's, or the dream's), not a second index line for the same thing.
     pub fn plan_all_fixes(&self) -> Result<FixPlan> {
         let report = self.lint()?;
-        let targets: Vec<FixTarget> = report
-            .findings
-            .iter()
-            .filter(|f| is_fixable(f.rule))
-            .map(FixTarget::from)
-            .collect();
-        self.plan_fixes(&targets)
+        let duplicate_of = |file: &str| {
+            report.by_rule(DUPLICATE_MEMORY).find_map(|f| {
+                let other = f.other_file.as_deref()?;
+                if f.file == file {
+                    Some(other)
+                } else if other == file {
+                    Some(f.file.as_str())
+                } else {
+                    None
+                }
+            })
+        };
+        let mut duplicates = Vec::new();
+        let mut targets = Vec::new();
+        for finding in report.findings.iter().filter(|f| is_fixable(f.rule)) {
+            match duplicate_of(&finding.file).filter(|_| finding.rule == ORPHAN_FILE) {
+                Some(other) => duplicates.push(SkippedFix {
+                    target: FixTarget::from(finding),
+                    reason: format!(
+                        "a near-duplicate of {other} ({DUPLICATE_MEMORY}): merge the two rather \
+                         than index both"
+                    ),
+                }),
+                None => targets.push(FixTarget::from(finding)),
+            }
+        }
+        let mut plan = self.plan_fixes(&targets)?;
+        plan.skipped.extend(duplicates);
+        Ok(plan)
     }
 
     /// Applies a reviewed fix as the user; [`Error::Conflict`] (nothing written) when a file
@@ -565,6 +591,48 @@ mod tests {
             "{:?}",
             rules(&fx)
         );
+    }
+
+    #[test]
+    fn an_orphan_nearly_duplicating_another_memory_is_left_for_a_merge() {
+        let fx = TempMemoryDir::new("memory");
+        let terse = "---\nname: Terse answers\ndescription: Lead with the answer\ntype: \
+                     feedback\n---\nLead with the answer, no preamble or recap.\n";
+        fx.write("feedback_terse.md", terse);
+        fx.write("feedback_terse_copy.md", terse);
+        fx.write(
+            "project_exports.md",
+            "---\nname: Exports\ndescription: CSV exports\ntype: project\n---\nInvoices \
+             export as CSV.\n",
+        );
+        fx.write(
+            "MEMORY.md",
+            "- [Terse answers](feedback_terse.md) — Lead with the answer\n",
+        );
+        let plan = fx.dir.plan_all_fixes().expect("plan");
+        let fixed: Vec<&str> = plan.fixed.iter().map(|t| t.file.as_str()).collect();
+        assert_eq!(fixed, ["project_exports.md"]);
+        let [skipped] = plan.skipped.as_slice() else {
+            panic!("one skipped: {:?}", plan.skipped);
+        };
+        assert_eq!(
+            (skipped.target.file.as_str(), skipped.reason.as_str()),
+            (
+                "feedback_terse_copy.md",
+                "a near-duplicate of feedback_terse.md (duplicate-memory): merge the two rather \
+                 than index both"
+            )
+        );
+        // Asked for by itself (the app's fix button on that finding), it is the person's call.
+        let finding = fx
+            .dir
+            .lint()
+            .expect("lint")
+            .by_rule(ORPHAN_FILE)
+            .find(|f| f.file == "feedback_terse_copy.md")
+            .map(FixTarget::from)
+            .expect("orphan");
+        assert!(!fx.dir.plan_fix(&finding).expect("plan one").is_empty());
     }
 
     /// Indexing an orphan into a full index would hide its last entry from Claude Code instead:

@@ -71,6 +71,11 @@ pub struct Finding {
     /// 1-based, where the finding has a line.
     pub line: Option<usize>,
     pub message: String,
+    /// The other file, for a rule about two (`duplicate-memory`: the memory this one nearly
+    /// duplicates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub other_file: Option<String>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -111,6 +116,7 @@ fn finding(
         file: file.to_string(),
         line,
         message,
+        other_file: None,
     }
 }
 

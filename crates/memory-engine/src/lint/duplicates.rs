@@ -228,18 +228,21 @@ pub(crate) fn find_duplicates(memories: &[Candidate]) -> Vec<Finding> {
         if ratio >= DUPLICATE_THRESHOLD {
             groups.union(i, j);
             let (first, second) = if a.file <= b.file { (a, b) } else { (b, a) };
-            findings.push(finding(
-                DUPLICATE_MEMORY,
-                Severity::Warning,
-                &first.file,
-                None,
-                format!(
-                    "{} and {} are {:.0}% similar: merge them into one memory",
-                    first.file,
-                    second.file,
-                    ratio * 100.0
-                ),
-            ));
+            findings.push(Finding {
+                other_file: Some(second.file.clone()),
+                ..finding(
+                    DUPLICATE_MEMORY,
+                    Severity::Warning,
+                    &first.file,
+                    None,
+                    format!(
+                        "{} and {} are {:.0}% similar: merge them into one memory",
+                        first.file,
+                        second.file,
+                        ratio * 100.0
+                    ),
+                )
+            });
         }
     }
     findings

@@ -9,4 +9,9 @@ file: string,
 /**
  * 1-based, where the finding has a line.
  */
-line: number | null, message: string, };
+line: number | null, message: string, 
+/**
+ * The other file, for a rule about two (`duplicate-memory`: the memory this one nearly
+ * duplicates).
+ */
+otherFile?: string, };

@@ -390,6 +390,7 @@ impl<'a, Tz: TimeZone> Planner<'a, Tz> {
             file: file.to_owned(),
             line,
             message,
+            other_file: None,
         });
     }
 }
