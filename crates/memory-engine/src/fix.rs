@@ -11,11 +11,12 @@
 //!
 //! Everything else (secrets, bad frontmatter, duplicates, an index over budget) needs a person's
 //! judgement and is never touched; nor, when every finding is fixed at once, is an orphan that
-//! nearly duplicates another memory (it wants a merge, not an index line of its own). A finding's `line` refers to the disk as it was linted: each
-//! target is resolved against the disk first (which entry, which file), and a finding that no
-//! longer holds (the file came back, the line was already shortened) is skipped with a reason
-//! rather than "fixed" into something else. Several fixes compose in one change set — they read
-//! each other's staged index — and applying it is refused as a conflict if any file moved since.
+//! nearly duplicates another memory (it wants a merge, not an index line of its own). A finding's
+//! `line` refers to the disk as it was linted: each target is resolved against the disk first
+//! (which entry, which file), and a finding that no longer holds (the file came back, the line was
+//! already shortened) is skipped with a reason rather than "fixed" into something else. Several
+//! fixes compose in one change set — they read each other's staged index — and applying it is
+//! refused as a conflict if any file moved since.
 
 use std::path::Path;
 
