@@ -415,19 +415,7 @@ fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() 
     assert!(direct.contains("project_decision.md"), "{direct}");
 
     // A server process, as the app runs one.
-    let mut server = s
-        .command(&["hook", "serve"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("serve");
-    let socket = s.engram_home().join("run/hook.sock");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut server, socket) = start_hook_server(&s, s.command(&["hook", "serve"]));
     let ask = |session: &str| {
         let (out, _) = output_with_stdin(
             s.command(&["hook", "user-prompt-submit", "--verbose"]),
@@ -473,6 +461,24 @@ fn the_prompt_hook_gets_the_same_answer_from_a_running_server_and_without_one() 
     let (after, why) = ask("direct-2");
     assert!(!why.contains("answered by Engram"), "{why}");
     assert!(after.contains("project_rewrite_ban.md"), "{after}");
+}
+
+/// Starts `serve` (`engram hook serve`) and waits until it listens on the sandbox's hook socket.
+#[cfg(unix)]
+fn start_hook_server(s: &Sandbox, mut serve: Command) -> (std::process::Child, PathBuf) {
+    let server = serve
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve");
+    let socket = s.engram_home().join("run/hook.sock");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !socket.exists() {
+        assert!(Instant::now() < deadline, "the server never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (server, socket)
 }
 
 /// Waits until the session log `log` names `file`: the hook server records what its reply
@@ -521,20 +527,9 @@ fn a_reply_the_hook_gave_up_waiting_for_is_not_recorded_as_shown() {
         ),
     )
     .expect("config");
-    let mut server = s
-        .command(&["hook", "serve"])
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("serve");
-    let socket = s.engram_home().join("run/hook.sock");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "the server never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut serve = s.command(&["hook", "serve"]);
+    serve.env("ANTHROPIC_API_KEY", "sk-test");
+    let (mut server, _) = start_hook_server(&s, serve);
     let ask = |budget_ms: &str| {
         let mut command = s.command(&[
             "hook",

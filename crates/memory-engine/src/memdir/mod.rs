@@ -744,14 +744,8 @@ mod tests {
             index.push_str(&format!("- note {n}\n"));
         }
         fs::write(tmp.path().join(INDEX_FILE), &index).expect("index");
-        let outcome = dir
-            .remember(request(
-                MemoryType::Project,
-                "Tax",
-                "Round half to even",
-                "x",
-            ))
-            .expect("saved");
+        let tax = request(MemoryType::Project, "Tax", "Round half to even", "x");
+        let outcome = dir.remember(tax.clone()).expect("saved");
         assert_eq!(
             outcome.warnings,
             [
@@ -765,12 +759,7 @@ mod tests {
         let roomy = tempfile::tempdir().expect("tempdir");
         let outcome = engine
             .memory_dir(roomy.path())
-            .remember(request(
-                MemoryType::Project,
-                "Tax",
-                "Round half to even",
-                "x",
-            ))
+            .remember(tax)
             .expect("saved");
         assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     }
