@@ -552,6 +552,10 @@ fn a_reply_the_hook_gave_up_waiting_for_is_not_recorded_as_shown() {
     let gave_up_at = Instant::now();
     let (printed, why) = ask("1000");
     assert_eq!(printed, "", "{why}");
+    assert!(
+        why.contains("no answer in the time given"),
+        "the server was asked: {why}"
+    );
     std::thread::sleep(
         (gave_up_at + model_took + Duration::from_secs(1))
             .saturating_duration_since(Instant::now()),
