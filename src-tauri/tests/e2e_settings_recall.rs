@@ -426,6 +426,7 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
         ask_server(&socket, &request, std::time::Duration::from_secs(5))
             .ok()
             .flatten()
+            .map(|answer| answer.reply)
     })
     .await;
     assert!(reply.served, "{reply:?}");

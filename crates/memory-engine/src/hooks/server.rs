@@ -12,9 +12,10 @@
 //!   trusted there and the hook always recalls by itself).
 //! - One request per connection, one JSON line at a time: the server's [`HookHello`] as soon as it
 //!   accepts, then the hook's [`HookRequest`] (its stdin as received, the command-line overrides,
-//!   and the Claude config dir the hook resolves against), then the server's [`HookReply`]. A
-//!   server whose Claude config dir differs answers `served: false`, and the hook takes the direct
-//!   path: it never answers for another configuration.
+//!   and the Claude config dir the hook resolves against), then the server's [`HookReply`], then,
+//!   when the hook prints the reply's output, its [`HookTook`]. A server whose Claude config dir
+//!   differs answers `served: false`, and the hook takes the direct path: it never answers for
+//!   another configuration.
 //! - After answering, the server keeps the prompt's memory dir warm, so the first prompt of a
 //!   project pays a load and the following ones only the ranking.
 //!
@@ -40,8 +41,10 @@
 //! the reply up to the end of its budget, as long as the direct path would have had, so a server
 //! asking a slow remote model still gets to answer. The prompt is sent only after the hello, so
 //! a server the hook gave up on never works on it; and what a reply prints is recorded as shown
-//! to the session only once the reply was written to the hook, so one the hook gave up waiting
-//! for does not cost the session its memories.
+//! to the session only once the hook said it took the reply, so one it gave up waiting for, or
+//! refused (a memory changed since the server read it), does not cost the session its memories.
+//! A hook that never says it took a reply (one from before this line existed) leaves nothing
+//! recorded: its session may be offered the same memories again, never denied them.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -115,6 +118,16 @@ pub struct HookReply {
     /// The answering process, for `--verbose`.
     pub pid: u32,
 }
+
+/// What the hook says once it has checked the reply and prints its output: only then does the
+/// server record that output's memories as shown to the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookTook {
+    pub took: bool,
+}
+
+/// The most a [`HookTook`] line may hold.
+const MAX_TOOK: u64 = 256;
 
 fn socket_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::InvalidInput(format!("{}: {e}", path.display()))
@@ -197,7 +210,8 @@ impl Engine {
             AsyncBufReader::new(read.take(MAX_REQUEST)).read_line(&mut line),
         )
         .await?;
-        // What the reply prints, recorded as shown to the session only once the hook took it.
+        // What the reply prints, recorded as shown to the session only once the hook says it
+        // took it.
         let mut shown = None;
         let reply = match serde_json::from_str::<HookRequest>(&line) {
             Err(e) => HookReply {
@@ -256,9 +270,19 @@ impl Engine {
             write.shutdown().await
         })
         .await?;
-        // Taken: a hook that gave up and closed its end makes the write fail (a local socket's
-        // peer gone is an error at once, not a buffer filling), and nothing is recorded.
+        // A hook that gave up and closed its end makes the write above fail (a local socket's
+        // peer gone is an error at once, not a buffer filling); one that refused the reply
+        // closes without a word. Either way nothing is recorded.
         if let Some(outcome) = shown {
+            let mut line = String::new();
+            within(
+                IDLE_TIMEOUT,
+                AsyncBufReader::new(read.take(MAX_TOOK)).read_line(&mut line),
+            )
+            .await?;
+            if !serde_json::from_str::<HookTook>(&line).is_ok_and(|said| said.took) {
+                return Ok(());
+            }
             let engine = self.clone();
             tokio::task::spawn_blocking(move || engine.record_prompt_hook_shown(&outcome))
                 .await
@@ -278,10 +302,10 @@ impl Engine {
         timeout: Duration,
     ) -> Result<Option<HookReply>> {
         let socket = self.hook_socket_path();
-        let Some(reply) = ask_server(&socket, request, timeout)? else {
+        let Some(answer) = ask_server(&socket, request, timeout)? else {
             return Ok(None);
         };
-        if let (true, Some(output)) = (reply.served, &reply.output) {
+        if let (true, Some(output)) = (answer.reply.served, &answer.reply.output) {
             let input = super::parse_user_prompt_submit(&request.stdin)?;
             let memory_dir = self.resolve_memory_dir(&input.cwd)?.memory_dir;
             check_hook_output(&memory_dir, output).map_err(|e| {
@@ -290,8 +314,10 @@ impl Engine {
                     format!("answered with something that is not Engram's hook output: {e}"),
                 )
             })?;
+            // Checked, so the caller prints it: the server may now record it as shown.
+            return Ok(Some(answer.took()));
         }
-        Ok(Some(reply))
+        Ok(Some(answer.reply))
     }
 }
 
@@ -317,18 +343,37 @@ fn hello_wait(timeout: Duration) -> Duration {
     (timeout / 4).min(HELLO_WAIT_MAX)
 }
 
+/// A server's reply, on the connection it came by, still open for the hook to say it took it.
+pub struct ServerAnswer {
+    pub reply: HookReply,
+    connection: BufReader<ClientStream>,
+}
+
+impl ServerAnswer {
+    /// Tells the server the reply's output is printed ([`HookTook`]), and gives the reply.
+    /// Dropping the answer instead tells it nothing, and it records nothing.
+    pub fn took(mut self) -> HookReply {
+        // The output is printed either way: a server gone meanwhile only leaves it unrecorded,
+        // and its session may be offered those memories again.
+        if let Ok(line) = json_line(&HookTook { took: true }) {
+            let _ = self.connection.get_mut().write_all(line.as_bytes());
+        }
+        self.reply
+    }
+}
+
 /// Asks the server at `socket`, waiting at most `timeout` in all, of which at most
 /// [`hello_wait`] for the connection and the server's hello. `Ok(None)`: no server there. An
 /// error when the server cannot be trusted (see the module docs), did not say hello in time, or
 /// did not answer in time. The reply's output is as received: [`Engine::ask_hook_server`] also
-/// checks it before anything is printed.
+/// checks it before anything is printed, and only then says the hook took it.
 ///
 /// Blocking, and plain `std`: the hook must not pay for more than a connect.
 pub fn ask_server(
     socket: &Path,
     request: &HookRequest,
     timeout: Duration,
-) -> Result<Option<HookReply>> {
+) -> Result<Option<ServerAnswer>> {
     let deadline = Instant::now() + timeout;
     let Some(mut reader) = greeted(socket, hello_wait(timeout))? else {
         return Ok(None);
@@ -340,11 +385,13 @@ pub fn ask_server(
         .set_write_timeout(Some(left(deadline).map_err(io)?))
         .map_err(io)?;
     stream.write_all(text.as_bytes()).map_err(io)?;
-    stream.finish_writing().map_err(io)?;
     let line = read_line_by(&mut reader, deadline, MAX_REPLY).map_err(io)?;
-    serde_json::from_str(&line)
-        .map(Some)
-        .map_err(|e| socket_error(socket, format!("a malformed reply: {e}")))
+    let reply = serde_json::from_str(&line)
+        .map_err(|e| socket_error(socket, format!("a malformed reply: {e}")))?;
+    Ok(Some(ServerAnswer {
+        reply,
+        connection: reader,
+    }))
 }
 
 /// The time until `deadline`, or a timeout error when none is left.
@@ -594,13 +641,20 @@ mod tests {
             .to_owned()
     }
 
+    /// What a [`one_shot_server`] was sent: the request, and what came after its reply.
+    #[derive(Debug, Default)]
+    struct Heard {
+        request: String,
+        after_reply: String,
+    }
+
     /// A server of this user's on `socket` for one connection: it says `hello` (a line, or
-    /// nothing) and then answers whatever is asked with `reply`; the request it got is returned.
+    /// nothing) and then answers whatever is asked with `reply`.
     fn one_shot_server(
         socket: &Path,
         hello: Option<String>,
         reply: String,
-    ) -> std::thread::JoinHandle<String> {
+    ) -> std::thread::JoinHandle<Heard> {
         let dir = socket.parent().expect("dir");
         std::fs::create_dir_all(dir).expect("run dir");
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
@@ -609,14 +663,16 @@ mod tests {
         std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().expect("accept");
             let Some(hello) = hello else {
-                return String::new();
+                return Heard::default();
             };
             // A client that hung up at once is not an error here.
             let _ = stream.write_all(hello.as_bytes());
-            let mut request = String::new();
-            let _ = BufReader::new(stream.try_clone().expect("clone")).read_line(&mut request);
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut heard = Heard::default();
+            let _ = reader.read_line(&mut heard.request);
             let _ = stream.write_all(reply.as_bytes());
-            request
+            let _ = reader.read_line(&mut heard.after_reply);
+            heard
         })
     }
 
@@ -671,8 +727,8 @@ mod tests {
                 .expect("join")
                 .expect("ask")
             };
-            if let Some(reply) = ask {
-                break reply;
+            if let Some(answer) = ask {
+                break answer.reply;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         };
@@ -703,7 +759,8 @@ mod tests {
         .await
         .expect("join")
         .expect("ask")
-        .expect("a server");
+        .expect("a server")
+        .reply;
         assert!(!reply.served && reply.output.is_none());
 
         // A second server leaves the live socket alone.
@@ -718,6 +775,75 @@ mod tests {
         assert!(!socket.exists(), "the socket goes with the server");
         let none = ask_server(&socket, &request, Duration::from_secs(1)).expect("ask");
         assert!(none.is_none(), "no server: the hook takes the direct path");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_server_records_a_reply_as_shown_only_once_the_hook_says_it_took_it() {
+        let (_fx, engine) = deploy_project();
+        let cancel = CancellationToken::new();
+        let server = tokio::spawn({
+            let engine = engine.clone();
+            let cancel = cancel.clone();
+            async move { engine.serve_prompt_hook(cancel).await }
+        });
+        let request = HookRequest {
+            stdin: prompt_stdin("s1", "is a friday deploy ok?"),
+            provider: None,
+            model: None,
+            claude_home: engine.claude_home(),
+        };
+        let socket = engine.hook_socket_path();
+        let shown = || engine.surfaced("s1").expect("surfaced").files;
+
+        // Asked and answered, then the connection closed without a word, as a hook that
+        // refused the reply or gave up on it closes it.
+        let untaken = loop {
+            let ask = {
+                let (socket, request) = (socket.clone(), request.clone());
+                tokio::task::spawn_blocking(move || {
+                    ask_server(&socket, &request, Duration::from_secs(5))
+                })
+                .await
+                .expect("join")
+                .expect("ask")
+            };
+            if let Some(answer) = ask {
+                break answer.reply;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        assert!(untaken.output.is_some(), "{untaken:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            shown().is_empty(),
+            "recorded without being taken: {:?}",
+            shown()
+        );
+
+        // The hook's own path checks the reply and says it took it: now it is recorded.
+        let taken = tokio::task::spawn_blocking({
+            let engine = engine.clone();
+            move || engine.ask_hook_server(&request, Duration::from_secs(10))
+        })
+        .await
+        .expect("join")
+        .expect("ask")
+        .expect("a server");
+        assert_eq!(taken.output, untaken.output);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while shown().is_empty() {
+            assert!(Instant::now() < deadline, "never recorded as shown");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let output = taken.output.expect("output");
+        assert!(
+            shown().iter().all(|file| output.contains(file.as_str())),
+            "{:?} recorded, {output} printed",
+            shown()
+        );
+
+        cancel.cancel();
+        assert!(server.await.expect("join").expect("serve"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -877,7 +1003,12 @@ mod tests {
             refused.to_string().contains("not Engram's hook output"),
             "{refused}"
         );
-        assert!(server.join().expect("server").contains("friday deploy"));
+        let heard = server.join().expect("server");
+        assert!(heard.request.contains("friday deploy"));
+        assert_eq!(
+            heard.after_reply, "",
+            "a refused reply is not said to be taken"
+        );
 
         // The same server answering with the engine's own output is trusted.
         let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -893,7 +1024,26 @@ mod tests {
         let server = one_shot_server(&socket, hello.clone(), reply(&genuine));
         let trusted = ask().expect("genuine").expect("a server");
         assert_eq!(trusted.output.as_deref(), Some(genuine.as_str()));
-        server.join().expect("server");
+        let took: HookTook =
+            serde_json::from_str(&server.join().expect("server").after_reply).expect("took");
+        assert!(took.took, "a reply the hook prints is said to be taken");
+
+        // The same output once a memory changed on disk since the server read it: refused, and
+        // not said to be taken, so the server does not record memories the hook never printed.
+        let server = one_shot_server(&socket, hello.clone(), reply(&genuine));
+        let freeze = fx.root.join("deploy_freeze.md");
+        let before = std::fs::read_to_string(&freeze).expect("read");
+        write_file(
+            &freeze,
+            &before.replace("stops on Fridays", "runs on Fridays"),
+        );
+        let stale = ask().expect_err("a changed memory is refused");
+        assert!(
+            stale.to_string().contains("not the file as it is on disk"),
+            "{stale}"
+        );
+        assert_eq!(server.join().expect("server").after_reply, "");
+        write_file(&freeze, &before);
 
         // One that closes without a hello (over its cap): nothing asked, nothing printed.
         let server = one_shot_server(&socket, None, reply(&genuine));
@@ -922,7 +1072,7 @@ mod tests {
         // The server saw a connection only from this test's own probe, never a request.
         StdUnixStream::connect(real.join("hook.sock")).expect("probe");
         assert_eq!(
-            server.join().expect("server"),
+            server.join().expect("server").request,
             "",
             "the prompt was never sent"
         );

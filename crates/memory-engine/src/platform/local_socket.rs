@@ -213,11 +213,6 @@ impl ClientStream {
     pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.0.set_send_timeout(timeout)
     }
-
-    /// Tells the server nothing more comes (a half close, where the OS has one).
-    pub fn finish_writing(&self) -> io::Result<()> {
-        imp::finish_writing(&self.0)
-    }
 }
 
 impl Read for ClientStream {
@@ -309,12 +304,6 @@ mod imp {
         false
     }
 
-    pub fn finish_writing(stream: &Stream) -> io::Result<()> {
-        match stream {
-            Stream::UdSocket(socket) => socket.inner().shutdown(std::net::Shutdown::Write),
-        }
-    }
-
     /// Linux: `SO_PEERCRED` on the raw descriptor, as the kernel recorded the peer at connect.
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub fn server_peer_uid(stream: &AsyncStream) -> io::Result<u32> {
@@ -396,11 +385,6 @@ mod imp {
     /// `ERROR_PIPE_BUSY`).
     pub fn name_taken(e: &io::Error) -> bool {
         matches!(e.raw_os_error(), Some(5 | 231)) || e.kind() == io::ErrorKind::AddrInUse
-    }
-
-    pub fn finish_writing(_stream: &Stream) -> io::Result<()> {
-        // A pipe has no half close; the request is one line, and the server reads one line.
-        Ok(())
     }
 
     /// Not checked yet (it needs the peer's token: the crate's peer credentials give its PID
@@ -542,11 +526,13 @@ mod tests {
         assert_eq!(server_peer_uid(&server_side).expect("peer"), own);
         assert_eq!(client.peer_uid().expect("peer"), own);
         client.write_all(b"ping\n").expect("write");
-        client.finish_writing().expect("half close");
         let mut got = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut &server_side, &mut got)
-            .await
-            .expect("read");
+        tokio::io::AsyncBufReadExt::read_line(
+            &mut tokio::io::BufReader::new(&server_side),
+            &mut got,
+        )
+        .await
+        .expect("read");
         assert_eq!(got, "ping\n");
 
         assert!(
