@@ -62,6 +62,9 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
     for refused in &outcome.refused {
         output::warning_line(&format!("{}: not saved: {}", refused.file, refused.reason));
     }
+    for warning in &outcome.warnings {
+        output::warning_line(warning);
+    }
     output::skipped_lines(&path, &outcome.skipped_lines);
     if context.json() {
         let mut json = match &outcome.change_set {
@@ -84,6 +87,8 @@ pub fn run(context: &Context, args: Args) -> Result<Status> {
         json["reason"] = serde_json::to_value(&outcome.reason)
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         json["skippedLines"] = serde_json::to_value(&outcome.skipped_lines)
+            .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
+        json["warnings"] = serde_json::to_value(&outcome.warnings)
             .map_err(|e| memory_engine::Error::InvalidInput(e.to_string()))?;
         output::print_json(&json)?;
         return Ok(Status::Success);

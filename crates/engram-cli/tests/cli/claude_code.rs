@@ -218,6 +218,11 @@ fn the_stop_hook_extracts_a_stated_fact_and_the_next_session_loads_it() {
     let extract = &runs[0]["extract"]["Ok"];
     assert_eq!(extract["status"], "extracted", "{}", runs[0]);
     assert_eq!(extract["extractor"], "offline");
+    assert_eq!(
+        extract["warnings"],
+        json!([]),
+        "an index with room: nothing to say"
+    );
 
     let memory_dir = s.memory_dir();
     let index = fs::read_to_string(memory_dir.join("MEMORY.md")).expect("an index");

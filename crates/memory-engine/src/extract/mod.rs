@@ -113,6 +113,9 @@ pub struct ExtractOutcome {
     pub redacted: Vec<RedactedSecret>,
     /// Transcript lines that could not be read (their messages were not seen).
     pub skipped_lines: Vec<SkippedLine>,
+    /// What the person should know of the change set: an index it takes further past what
+    /// Claude Code loads, naming the lines no longer seen.
+    pub warnings: Vec<String>,
 }
 
 /// A file an extraction wrote and Engram dropped, with why.
@@ -217,6 +220,7 @@ impl Engine {
                 refused: Vec::new(),
                 redacted: Vec::new(),
                 skipped_lines: skipped_lines.clone(),
+                warnings: Vec::new(),
             };
         let mut fallback = fallback;
         let by_model = match &client {
@@ -284,6 +288,15 @@ impl Engine {
             short(&session),
             set.summary()
         );
+        let warnings = index_warnings(&set);
+        for warning in &warnings {
+            // "MEMORY.md is 201 lines, past the 200 Claude Code loads"; the rest is the CLI's.
+            let _ = write!(
+                summary,
+                "; {}",
+                warning.split(':').next().unwrap_or(warning)
+            );
+        }
         if !redacted.is_empty() {
             let mut rules: Vec<&str> = redacted.iter().map(|r| r.rule.as_str()).collect();
             rules.sort_unstable();
@@ -305,6 +318,7 @@ impl Engine {
         Ok(ExtractOutcome {
             refused,
             redacted,
+            warnings,
             ..outcome(ExtractStatus::Extracted, fallback, Some(staged), extractor)
         })
     }
@@ -386,6 +400,7 @@ impl Engine {
                 refused: Vec::new(),
                 redacted: Vec::new(),
                 skipped_lines: transcript.skipped_lines.clone(),
+                warnings: Vec::new(),
             })))
         };
         if new_messages.is_empty() {
@@ -723,6 +738,19 @@ fn plan_offline(
         change.reason = format!("extract: {}", change.reason);
     }
     Ok(set)
+}
+
+/// For each index `set` takes further past what Claude Code loads, which lines it no longer
+/// sees: the memory is saved (recall can still select it), but a session no longer starts with
+/// its line, nor with the lines it pushed out.
+fn index_warnings(set: &ChangeSet) -> Vec<String> {
+    set.changes
+        .iter()
+        .filter_map(|change| {
+            let after = change.after.as_deref()?;
+            crate::memdir::index_growth_warning(&change.file, change.before.as_deref(), after)
+        })
+        .collect()
 }
 
 /// The existing memory of the statement's type most alike in meaning, when at least

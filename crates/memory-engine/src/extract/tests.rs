@@ -138,6 +138,52 @@ fn a_stated_fact_becomes_a_topic_file_and_its_index_line_and_the_cursor_moves_on
     assert!(merged.contains("staging first"), "{merged}");
 }
 
+/// A fact extracted into a full index is saved, and the outcome and its change set say which
+/// index lines Claude Code no longer loads; into an index with room, nothing is said.
+#[test]
+fn an_extraction_into_a_full_index_says_which_lines_claude_code_no_longer_loads() {
+    let h = home();
+    let dir = h.memory_dir();
+    fs::create_dir_all(&dir).expect("dir");
+    let full: String = (1..=200)
+        .map(|i| format!("- [Note {i}](note_{i}.md) — note number {i}\n"))
+        .collect();
+    fs::write(dir.join("MEMORY.md"), &full).expect("index");
+    h.append(&[h.user(
+        "u1",
+        None,
+        "Remember that we deploy with Fly.io, never Heroku.",
+    )]);
+    let outcome = h.extract();
+    assert_eq!(outcome.status, ExtractStatus::Extracted, "{outcome:?}");
+    assert_eq!(
+        outcome.warnings,
+        vec![
+            "MEMORY.md is 201 lines, past the 200 Claude Code loads: its last line, line 201, \
+             is not seen at the start of a session (`engram dream` moves old entries into topic \
+             files)"
+                .to_owned()
+        ],
+        "{outcome:?}"
+    );
+    let summary = &outcome.change_set.expect("a change set").summary;
+    assert!(
+        summary.ends_with("; MEMORY.md is 201 lines, past the 200 Claude Code loads"),
+        "{summary}"
+    );
+
+    // Room made: the next fact says nothing.
+    fs::write(dir.join("MEMORY.md"), "").expect("index");
+    h.append(&[h.user(
+        "u2",
+        Some("u1"),
+        "Remember that the staging database is refreshed every Monday.",
+    )]);
+    let roomy = h.extract();
+    assert_eq!(roomy.status, ExtractStatus::Extracted, "{roomy:?}");
+    assert!(roomy.warnings.is_empty(), "{:?}", roomy.warnings);
+}
+
 /// With sentence vectors (provider `local`, the real model: similarity 0.78), a statement worded
 /// unlike the memory it restates — one word in common — joins that memory instead of becoming a near-duplicate;
 /// offline, it cannot be told and becomes a memory of its own.

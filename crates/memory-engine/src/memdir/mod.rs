@@ -437,6 +437,21 @@ fn read_optional(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// What a person should know of a change from `before` to `after` of `index_file`, when it
+/// leaves more of the index past what Claude Code loads than before ([`index_over_cap`]).
+pub(crate) fn index_growth_warning(
+    index_file: &str,
+    before: Option<&str>,
+    after: &str,
+) -> Option<String> {
+    // Hidden lines count in the units not loaded too, whichever cap hid them.
+    let cut = |text: &str| index::load_index_text(text).bytes_cut;
+    if cut(after) <= before.map_or(0, cut) {
+        return None;
+    }
+    index_over_cap(index_file, after)
+}
+
 /// What a person should know when the index written to `index_file` is past what Claude Code
 /// loads: which lines it no longer sees.
 fn index_over_cap(index_file: &str, updated: &str) -> Option<String> {

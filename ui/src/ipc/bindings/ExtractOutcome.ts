@@ -37,4 +37,9 @@ redacted: Array<RedactedSecret>,
 /**
  * Transcript lines that could not be read (their messages were not seen).
  */
-skippedLines: Array<SkippedLine>, };
+skippedLines: Array<SkippedLine>, 
+/**
+ * What the person should know of the change set: an index it takes further past what
+ * Claude Code loads, naming the lines no longer seen.
+ */
+warnings: Array<string>, };
