@@ -10,7 +10,8 @@ use crate::output::{self, Align, Cell, Color, Style, Table};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this file, relative to the memory dir (`MEMORY.md` too); without `.md`, a memory
-    /// as `engram show` takes it (`feedback_testing`, "Testing policy")
+    /// as `engram show` takes it (`feedback_testing`, "Testing policy"), or a deleted one by
+    /// its file or the name it had
     pub file: Option<String>,
 }
 

@@ -158,6 +158,28 @@ fn revert_restores_a_version_as_a_new_one_and_loses_nothing() {
     assert!(dir.join("hook-test.md").is_file(), "recreated");
     s.json(&["revert", &deleted]);
     assert!(!dir.join("hook-test.md").exists(), "deleted again");
+
+    // A deleted memory is named as one on disk: its file without `.md`, or the name it had.
+    assert_eq!(
+        s.json(&["--memory-dir", dir_arg, "history", "Hook-Test"]),
+        { s.json(&["--memory-dir", dir_arg, "history", "hook-test.md"]) }
+    );
+    let tabs =
+        "---\nname: prefers-tabs\ndescription: Tabs over spaces\ntype: feedback\n---\n\nTabs.\n";
+    fs::write(dir.join("prefers-tabs-default.md"), tabs).expect("write");
+    s.json(&["--memory-dir", dir_arg, "history"]);
+    fs::remove_file(dir.join("prefers-tabs-default.md")).expect("rm");
+    let by_name = s.json(&["--memory-dir", dir_arg, "history", "Prefers-Tabs"]);
+    assert_eq!(field(&by_name[0], "file"), "prefers-tabs-default.md");
+    assert_eq!(field(&by_name[0], "summary"), "deleted");
+    // A name no memory, on disk or deleted, ever had is still refused.
+    let out = s.run(&["--memory-dir", dir_arg, "history", "tabs"]);
+    assert_eq!(exit_code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("no memory \"tabs\""),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -19,6 +19,16 @@ impl MemoryDir {
     /// it is not found (or, for `forget`, to find its index line); any other name nothing
     /// answers to is refused, naming the memories whose file or names contain it.
     pub fn find_memory(&self, given: &str) -> Result<String> {
+        self.find_memory_or(given, || Ok(None))
+    }
+
+    /// [`MemoryDir::find_memory`], asking `otherwise` (a deleted memory, for history) before
+    /// refusing a name no memory on disk answers to.
+    pub(crate) fn find_memory_or(
+        &self,
+        given: &str,
+        otherwise: impl FnOnce() -> Result<Option<String>>,
+    ) -> Result<String> {
         if given.trim().is_empty() {
             return Err(Error::InvalidInput(
                 "no memory named: give its file or its name".to_owned(),
@@ -50,7 +60,7 @@ impl MemoryDir {
         match answering.as_slice() {
             [only] => Ok((*only).to_owned()),
             [] if given.ends_with(".md") => Ok(rel),
-            [] => Err(self.nothing_answers(given, &wanted, &names)),
+            [] => otherwise()?.ok_or_else(|| self.nothing_answers(given, &wanted, &names)),
             several => Err(Error::InvalidInput(format!(
                 "memory {given:?} is ambiguous: {} memories have that name ({}); give its file",
                 several.len(),

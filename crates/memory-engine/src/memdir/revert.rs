@@ -22,11 +22,12 @@ impl MemoryDir {
     /// reverted to.
     ///
     /// `file` ending in `.md` is taken as given (the index, a deleted memory); any other is a
-    /// memory as [`MemoryDir::find_memory`] takes it (`feedback_tabs`, its name).
+    /// memory as [`MemoryDir::find_memory`] takes it (`feedback_tabs`, its name), or a deleted
+    /// one by its file or the name it had.
     pub fn history(&self, file: Option<&str>) -> Result<Vec<Version>> {
         let file = match file {
             Some(file) if file.ends_with(".md") => Some(file.to_owned()),
-            Some(memory) => Some(self.find_memory(memory)?),
+            Some(memory) => Some(self.find_memory_or(memory, || self.deleted_memory(memory))?),
             None => None,
         };
         match &file {
@@ -45,6 +46,51 @@ impl MemoryDir {
             }
         }
         self.engine().history(self.root(), file.as_deref())
+    }
+
+    /// The deleted memory `given` names, as [`MemoryDir::find_memory`] names one on disk: its
+    /// file with or without `.md`, or the frontmatter name it had when last recorded (letter
+    /// case aside). `None` when no deleted memory answers; a name two deleted memories had is
+    /// refused, naming them.
+    fn deleted_memory(&self, given: &str) -> Result<Option<String>> {
+        let wanted = given.trim().to_lowercase();
+        let wanted_file = if wanted.ends_with(".md") {
+            wanted.clone()
+        } else {
+            format!("{wanted}.md")
+        };
+        let engine = self.engine();
+        // Newest first: a file's first version here is its latest, and the first with content
+        // its last content.
+        let versions = engine.history(self.root(), None)?;
+        let mut seen = std::collections::HashSet::new();
+        let mut answering = Vec::new();
+        for version in &versions {
+            if !seen.insert(version.file.as_str()) || self.root().join(&version.file).exists() {
+                continue;
+            }
+            let last_name = versions
+                .iter()
+                .filter(|v| v.file == version.file)
+                .find_map(|v| v.hash.as_deref())
+                .and_then(|hash| engine.blob_text(hash).ok())
+                .and_then(|text| frontmatter::parse_document(&text).frontmatter.name);
+            if version.file.to_lowercase() == wanted_file
+                || last_name.is_some_and(|name| name.trim().to_lowercase() == wanted)
+            {
+                answering.push(version.file.as_str());
+            }
+        }
+        match answering.as_slice() {
+            [] => Ok(None),
+            [only] => Ok(Some((*only).to_owned())),
+            several => Err(Error::InvalidInput(format!(
+                "memory {given:?} is ambiguous: {} deleted memories had that name ({}); give its \
+                 file",
+                several.len(),
+                several.join(", ")
+            ))),
+        }
     }
 
     /// What `version_id` changed in its file, for the history view; it must be a version of this
