@@ -1,12 +1,13 @@
 //! Naming a memory as a person does. `engram show`, `engram forget`, `engram history FILE` and
 //! the MCP read tool take the memory's file as its index links it (`feedback_tabs.md`), the same
-//! without `.md` (`feedback_tabs`), or the `name` in its frontmatter (`"Tabs"`), letter case
-//! aside: people remember what a memory is called, not the file Claude Code derived from it.
+//! without `.md` (`feedback_tabs`), or the `name` in its frontmatter (`"Tabs"`), letter case and
+//! the encoding of accents aside ([`fold`]): people remember what a memory is called, not the
+//! file Claude Code derived from it.
 //! Only whole names are matched, never a part of one — `forget` deletes what it finds.
 
 use super::{validate_file_name, MemoryDir};
 use crate::error::{Error, IoResultExt, Result};
-use crate::platform::case::spelling_on_disk;
+use crate::platform::case::{fold, spelling_on_disk};
 
 /// How many memories an error names when a name is ambiguous or near to others.
 const NAMED_IN_ERRORS: usize = 5;
@@ -49,11 +50,12 @@ impl MemoryDir {
         if self.root().join(&rel).exists() {
             return Ok(rel);
         }
-        let wanted = given.trim().to_lowercase();
+        // Case aside, and an accent typed composed or not ("Café" either way).
+        let wanted = fold(given.trim());
         let names = self.names()?;
         let mut answering: Vec<&str> = names
             .iter()
-            .filter(|(_, name)| name.trim().to_lowercase() == wanted)
+            .filter(|(_, name)| fold(name.trim()) == wanted)
             .map(|(file, _)| file.as_str())
             .collect();
         answering.dedup();
@@ -90,9 +92,7 @@ impl MemoryDir {
     fn nothing_answers(&self, given: &str, wanted: &str, names: &[(String, String)]) -> Error {
         let mut near: Vec<&str> = names
             .iter()
-            .filter(|(file, name)| {
-                file.to_lowercase().contains(wanted) || name.to_lowercase().contains(wanted)
-            })
+            .filter(|(file, name)| fold(file).contains(wanted) || fold(name).contains(wanted))
             .map(|(file, _)| file.as_str())
             .collect();
         near.dedup();
@@ -159,6 +159,19 @@ mod tests {
             assert_eq!(
                 memories.find_memory(given).expect(given),
                 "project_vision.md",
+                "{given}"
+            );
+        }
+        // A name with an accent, typed composed or as a letter and a combining accent.
+        std::fs::write(
+            memories.root().join("project_cafe.md"),
+            "---\nname: Caf\u{e9} opening hours\ndescription: When the café opens\ntype: project\n---\n\nFrom 8.\n",
+        )
+        .expect("write");
+        for given in ["caf\u{e9} opening hours", "CAFE\u{301} opening hours"] {
+            assert_eq!(
+                memories.find_memory(given).expect(given),
+                "project_cafe.md",
                 "{given}"
             );
         }

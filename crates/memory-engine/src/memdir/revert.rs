@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::frontmatter;
 use crate::history::{Version, VersionChange};
 use crate::index;
+use crate::platform::case::fold;
 
 impl MemoryDir {
     /// The versions of this dir (of one file if given), newest first — after recording, as
@@ -53,7 +54,7 @@ impl MemoryDir {
     /// case aside). `None` when no deleted memory answers; a name two deleted memories had is
     /// refused, naming them.
     fn deleted_memory(&self, given: &str) -> Result<Option<String>> {
-        let wanted = given.trim().to_lowercase();
+        let wanted = fold(given.trim());
         let wanted_file = if wanted.ends_with(".md") {
             wanted.clone()
         } else {
@@ -75,8 +76,8 @@ impl MemoryDir {
                 .find_map(|v| v.hash.as_deref())
                 .and_then(|hash| engine.blob_text(hash).ok())
                 .and_then(|text| frontmatter::parse_document(&text).frontmatter.name);
-            if version.file.to_lowercase() == wanted_file
-                || last_name.is_some_and(|name| name.trim().to_lowercase() == wanted)
+            if fold(&version.file) == wanted_file
+                || last_name.is_some_and(|name| fold(name.trim()) == wanted)
             {
                 answering.push(version.file.as_str());
             }
