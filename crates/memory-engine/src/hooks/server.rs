@@ -12,8 +12,9 @@
 //!   trusted there and the hook always recalls by itself).
 //! - One request per connection, one JSON line at a time: the server's [`HookHello`] as soon as it
 //!   accepts, then the hook's [`HookRequest`] (its stdin as received, the command-line overrides,
-//!   and the Claude config dir the hook resolves against), then the server's [`HookReply`], then,
-//!   when the hook prints the reply's output, its [`HookTook`]. A server whose Claude config dir
+//!   the Claude config dir the hook resolves against, and `saysTook`: it will say whether it
+//!   took the reply), then the server's [`HookReply`], then, when the hook prints the reply's
+//!   output, its [`HookTook`]. A server whose Claude config dir
 //!   differs answers `served: false`, and the hook takes the direct path: it never answers for
 //!   another configuration.
 //! - After answering, the server keeps the prompt's memory dir warm, so the first prompt of a
@@ -43,8 +44,8 @@
 //! a server the hook gave up on never works on it; and what a reply prints is recorded as shown
 //! to the session only once the hook said it took the reply, so one it gave up waiting for, or
 //! refused (a memory changed since the server read it), does not cost the session its memories.
-//! A hook that never says it took a reply (one from before this line existed) leaves nothing
-//! recorded: its session may be offered the same memories again, never denied them.
+//! A hook from before [`HookTook`] (its request lacks `saysTook`) has its reply recorded once
+//! written to it, as before.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -117,6 +118,18 @@ pub struct HookReply {
     pub error: Option<String>,
     /// The answering process, for `--verbose`.
     pub pid: u32,
+}
+
+/// A request as it travels: the hook's [`HookRequest`], and whether the hook will say it took
+/// the reply ([`HookTook`]). A hook from before that line leaves it out; its replies are recorded
+/// once written to it, as they were then.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireRequest<R> {
+    #[serde(flatten)]
+    request: R,
+    #[serde(default)]
+    says_took: bool,
 }
 
 /// What the hook says once it has checked the reply and prints its output: only then does the
@@ -213,7 +226,9 @@ impl Engine {
         // What the reply prints, recorded as shown to the session only once the hook says it
         // took it.
         let mut shown = None;
-        let reply = match serde_json::from_str::<HookRequest>(&line) {
+        let wire = serde_json::from_str::<WireRequest<HookRequest>>(&line);
+        let says_took = wire.as_ref().is_ok_and(|wire| wire.says_took);
+        let reply = match wire.map(|wire| wire.request) {
             Err(e) => HookReply {
                 served: true,
                 output: None,
@@ -274,14 +289,16 @@ impl Engine {
         // peer gone is an error at once, not a buffer filling); one that refused the reply
         // closes without a word. Either way nothing is recorded.
         if let Some(outcome) = shown {
-            let mut line = String::new();
-            within(
-                IDLE_TIMEOUT,
-                AsyncBufReader::new(read.take(MAX_TOOK)).read_line(&mut line),
-            )
-            .await?;
-            if !serde_json::from_str::<HookTook>(&line).is_ok_and(|said| said.took) {
-                return Ok(());
+            if says_took {
+                let mut line = String::new();
+                within(
+                    IDLE_TIMEOUT,
+                    AsyncBufReader::new(read.take(MAX_TOOK)).read_line(&mut line),
+                )
+                .await?;
+                if !serde_json::from_str::<HookTook>(&line).is_ok_and(|said| said.took) {
+                    return Ok(());
+                }
             }
             let engine = self.clone();
             tokio::task::spawn_blocking(move || engine.record_prompt_hook_shown(&outcome))
@@ -379,7 +396,11 @@ pub fn ask_server(
         return Ok(None);
     };
     let io = |e: std::io::Error| socket_error(socket, e);
-    let text = json_line(request).map_err(io)?;
+    let text = json_line(&WireRequest {
+        request,
+        says_took: true,
+    })
+    .map_err(io)?;
     let stream = reader.get_mut();
     stream
         .set_write_timeout(Some(left(deadline).map_err(io)?))
@@ -821,6 +842,7 @@ mod tests {
         );
 
         // The hook's own path checks the reply and says it took it: now it is recorded.
+        let request_for_old_hook = request.clone();
         let taken = tokio::task::spawn_blocking({
             let engine = engine.clone();
             move || engine.ask_hook_server(&request, Duration::from_secs(10))
@@ -841,6 +863,37 @@ mod tests {
             "{:?} recorded, {output} printed",
             shown()
         );
+
+        // A hook from before it said so (no `saysTook` in its request): its reply is recorded
+        // once written to it, as then, not left to be offered at every prompt.
+        let old_hook = HookRequest {
+            stdin: prompt_stdin("s-old", "is a friday deploy ok?"),
+            ..request_for_old_hook
+        };
+        let reply = tokio::task::spawn_blocking(move || {
+            let stream = StdUnixStream::connect(&socket).expect("connect");
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut hello = String::new();
+            reader.read_line(&mut hello).expect("hello");
+            let line = serde_json::to_string(&old_hook).expect("json");
+            (&stream)
+                .write_all(format!("{line}\n").as_bytes())
+                .expect("ask");
+            let mut reply = String::new();
+            reader.read_line(&mut reply).expect("reply");
+            serde_json::from_str::<HookReply>(&reply).expect("a reply")
+        })
+        .await
+        .expect("join");
+        assert!(reply.output.is_some(), "{reply:?}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while engine.surfaced("s-old").expect("surfaced").files.is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "an old hook's reply never recorded"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
 
         cancel.cancel();
         assert!(server.await.expect("join").expect("serve"));
