@@ -196,6 +196,7 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
                     },
                     english_rarity: false,
                     project_coverage: f64::INFINITY,
+                    code_names: false,
                     bring_along: false,
                     ..chosen
                 };
@@ -222,6 +223,13 @@ pub fn recall_quality(engine: &Engine, selectors: &[(&str, Selector)]) -> Result
             },
         ));
     }
+    offline_settings.push((
+        "chosen, code names not read (before)".to_owned(),
+        Bars {
+            code_names: false,
+            ..chosen
+        },
+    ));
     offline_settings.push((
         "chosen, words by IDF alone (before)".to_owned(),
         Bars {

@@ -20,7 +20,8 @@
 //!   For a prompt set in the project (it says "we" or "this", or asks for work) shared words
 //!   covering 15 % are enough, however many: there one word is often the memory meant (on the
 //!   labeled set, 8 of the 72 relevant memories were found by one word, such as tokio for
-//!   "Let's use tokio to read files concurrently"). A memory meeting these bars shows the
+//!   "Let's use tokio to read files concurrently"); so is a name written as code that the
+//!   memory writes the same way (`SaveData`, `app_open`: [`super::lexical::code_names`]). A memory meeting these bars shows the
 //!   prompt is about the dir, and then every memory sharing its words is related, as locally
 //!   (`recall::lexical::bring_along`): the bars decide whether the prompt gets anything, the
 //!   ranking and the floor which memories.
@@ -75,6 +76,10 @@ pub struct Bars {
     /// For a prompt set in the project ([`super::prompt_form`]): the share of its weight a
     /// memory's shared words must cover, however many (the bars above pass too).
     pub project_coverage: f64,
+    /// Offline, whether in a prompt set in the project a name written as code (`SaveData`,
+    /// `app_open`, `SHT40`) that a memory writes the same way is enough on its own
+    /// (`recall::lexical::code_names`): code names are the project's own, not English.
+    pub code_names: bool,
     /// Offline, whether a prompt one match shows to be about the dir brings its other matches
     /// along (`recall::lexical::bring_along`), rather than each memory being held to the bars
     /// alone.
@@ -195,6 +200,7 @@ impl Bars {
         alone_coverage: 0.4,
         english_rarity: true,
         project_coverage: 0.15,
+        code_names: true,
         bring_along: true,
         lexical_floor: 0.35,
         semantic_floor: 0.3,
@@ -235,14 +241,30 @@ pub struct LexicalEvidence {
     pub coverage: f64,
     /// Whether the prompt is a general question ([`super::prompt_form`]).
     pub general_question: bool,
+    /// Whether the memory writes a name of the prompt's written as code exactly as the prompt
+    /// does (`recall::lexical::code_names`).
+    pub shares_code_name: bool,
 }
 
 impl LexicalEvidence {
     /// Whether this alone makes the memory about the prompt (the offline gate).
     pub fn passes(&self, bars: &Bars) -> bool {
+        self.passes_by_words(bars) || self.passes_by_code_name(bars)
+    }
+
+    fn passes_by_words(&self, bars: &Bars) -> bool {
         (self.words >= bars.min_words && self.coverage >= bars.min_coverage)
             || self.coverage >= bars.alone_coverage
             || (!self.general_question && self.coverage >= bars.project_coverage)
+    }
+
+    /// Whether a code name the memory shares is what makes it about the prompt (one set in
+    /// the project), its words falling short.
+    pub fn passes_by_code_name(&self, bars: &Bars) -> bool {
+        bars.code_names
+            && !self.general_question
+            && self.shares_code_name
+            && !self.passes_by_words(bars)
     }
 
     /// The coverage that counts as agreement with the sentence vectors: none for one word.
@@ -562,6 +584,7 @@ mod tests {
             prompt_words,
             coverage,
             general_question: true,
+            shares_code_name: false,
         }
     }
 

@@ -1054,6 +1054,68 @@ mod tests {
             assert!(none.results.is_empty(), "{:?}", files(&none));
         }
 
+        /// A request naming a class a memory names, written as code, finds that memory though
+        /// most of its weight is on words no memory has (a new field, a screen); a general
+        /// question naming a product a memory names ("JavaScript") gets nothing by it.
+        #[tokio::test]
+        async fn a_name_written_as_code_is_enough_in_a_prompt_set_in_the_project() {
+            let fx = stockerly(0);
+            fs::write(
+                fx.memory.join("project_save_versioning.md"),
+                "---\nname: Save data versioning\ndescription: Any change to SaveData bumps \
+                 saveVersion and adds a SaveMigrator step\ntype: project\n---\n\nThe \
+                 dashboard's JavaScript bundle stays small.\n",
+            )
+            .expect("write");
+            let prompt = "Store lastBiomeVisited in SaveData for the title screen background";
+            let recall = |bars: Bars| {
+                let engine = fx.engine.clone();
+                let memory = fx.memory.clone();
+                async move {
+                    engine
+                        .recall_gated(
+                            &memory,
+                            &request(prompt),
+                            &Selector::Lexical,
+                            &bars,
+                            &CancellationToken::new(),
+                        )
+                        .await
+                        .expect("recall")
+                }
+            };
+            let found = recall(Bars::CHOSEN).await;
+            // First; a memory sharing a word of the prompt comes along, as it does once any
+            // memory shows the prompt to be about the dir.
+            assert_eq!(
+                files(&found).first(),
+                Some(&"project_save_versioning.md"),
+                "{:?}",
+                files(&found)
+            );
+            let verdict = found.results[0].verdict.as_deref().expect("a verdict");
+            assert!(
+                verdict.ends_with(
+                    "writes SaveData as the prompt does, a name from the code: enough in a \
+                     prompt set in the project"
+                ),
+                "{verdict}"
+            );
+            let by_words_alone = recall(Bars {
+                code_names: false,
+                ..Bars::CHOSEN
+            })
+            .await;
+            assert!(
+                by_words_alone.results.is_empty(),
+                "the words alone fall short: {:?}",
+                by_words_alone.passed_over
+            );
+
+            let general = offline(&fx, "How do I debounce a function in plain JavaScript?").await;
+            assert!(general.results.is_empty(), "{:?}", files(&general));
+        }
+
         #[tokio::test]
         async fn near_misses_and_the_injected_cost_are_reported() {
             let fx = stockerly(0);
