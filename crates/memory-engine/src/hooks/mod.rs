@@ -11,8 +11,8 @@
 //! recorded under `<engram home>/sessions/<id>/surfaced.json` only once the hook has it to print
 //! ([`Engine::record_prompt_hook_shown`]): by the hook itself within its budget, by the hook
 //! server once the hook said it took the reply, so a hook that gave up before the answer came,
-//! or refused it, does not cost the session those memories. The CLI adds the time budget and the rule that any failure prints
-//! nothing.
+//! or refused it, does not cost the session those memories. The CLI adds the time budget and
+//! the rule that any failure prints nothing.
 //!
 //! **Installing it.** [`Engine::install_hooks`] adds one group to `hooks.UserPromptSubmit` in the
 //! user's `settings.json` under the Claude config home; [`Engine::uninstall_hooks`] removes it;

@@ -14,9 +14,8 @@
 //!   accepts, then the hook's [`HookRequest`] (its stdin as received, the command-line overrides,
 //!   the Claude config dir the hook resolves against, and `saysTook`: it will say whether it
 //!   took the reply), then the server's [`HookReply`], then, when the hook prints the reply's
-//!   output, its [`HookTook`]. A server whose Claude config dir
-//!   differs answers `served: false`, and the hook takes the direct path: it never answers for
-//!   another configuration.
+//!   output, its [`HookTook`]. A server whose Claude config dir differs answers `served: false`,
+//!   and the hook takes the direct path: it never answers for another configuration.
 //! - After answering, the server keeps the prompt's memory dir warm, so the first prompt of a
 //!   project pays a load and the following ones only the ranking.
 //!

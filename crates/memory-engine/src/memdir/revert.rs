@@ -49,17 +49,13 @@ impl MemoryDir {
         self.engine().history(self.root(), file.as_deref())
     }
 
-    /// The deleted memory `given` names, as [`MemoryDir::find_memory`] names one on disk: its
-    /// file with or without `.md`, or the frontmatter name it had when last recorded (letter
-    /// case aside). `None` when no deleted memory answers; a name two deleted memories had is
-    /// refused, naming them.
+    /// The deleted memory `given` (a name without `.md`) names, as [`MemoryDir::find_memory`]
+    /// names one on disk: its file without `.md`, or the frontmatter name it had when last
+    /// recorded, compared as [`fold`] compares names. `None` when no deleted memory answers; a
+    /// name two deleted memories had is refused, naming them.
     fn deleted_memory(&self, given: &str) -> Result<Option<String>> {
         let wanted = fold(given.trim());
-        let wanted_file = if wanted.ends_with(".md") {
-            wanted.clone()
-        } else {
-            format!("{wanted}.md")
-        };
+        let wanted_file = format!("{wanted}.md");
         let engine = self.engine();
         // Newest first: a file's first version here is its latest, and the first with content
         // its last content.

@@ -21,10 +21,10 @@
 //!   covering 15 % are enough, however many: there one word is often the memory meant (on the
 //!   labeled set, 8 of the 72 relevant memories were found by one word, such as tokio for
 //!   "Let's use tokio to read files concurrently"); so is a name written as code that the
-//!   memory writes the same way (`SaveData`, `app_open`: [`super::lexical::code_names`]). A memory meeting these bars shows the
-//!   prompt is about the dir, and then every memory sharing its words is related, as locally
-//!   (`recall::lexical::bring_along`): the bars decide whether the prompt gets anything, the
-//!   ranking and the floor which memories.
+//!   memory writes the same way (`SaveData`, `app_open`: `recall::lexical::code_names`). A
+//!   memory meeting these bars shows the prompt is about the dir, and then every memory sharing
+//!   its words is related, as locally (`recall::lexical::bring_along`): the bars decide whether
+//!   the prompt gets anything, the ranking and the floor which memories.
 //! - **local** ([`Calibration`]): similarity means different things for different models, so
 //!   it is measured in the model's own spread (σ) of similarity between unrelated texts (a
 //!   fixed set of ordinary requests and project facts on other subjects, embedded once per
