@@ -370,7 +370,7 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     click_text(&client, "[data-testid='recall-panel'] button", "Run").await;
     // The over-budget run before ranked locally and its summary also reads "model tokens:
     // offline": wait for the offline gate's own verdict, not the summary, or this reads it.
-    wait_until_text(&client, ".results li:first-child", "needs 15 %").await;
+    wait_until_text(&client, ".results li:first-child", "meets 15 %").await;
     wait_until_text(
         &client,
         "[data-testid='recall-summary']",
@@ -389,7 +389,7 @@ async fn settings_pick_and_test_a_model_and_recall_shows_what_would_be_injected(
     );
     assert!(
         why.contains("of the prompt's")
-            && why.contains("needs 15 % (the prompt is set in the project)"),
+            && why.contains("meets 15 % (the prompt is set in the project)"),
         "the relevance gate's verdict is shown: {why}"
     );
     let gate = wait_for(&client, "[data-testid='recall-gate']").await;

@@ -132,7 +132,7 @@ async fn lexical_recall_finds_most_memories_and_stays_quiet_when_nothing_relates
             .verdict
             .as_deref()
             .is_some_and(|v| v.starts_with("shares 1 of")
-                && v.ends_with("needs 15 % (the prompt is set in the project)")),
+                && v.ends_with("meets 15 % (the prompt is set in the project)")),
         "{:?}",
         found.verdict
     );

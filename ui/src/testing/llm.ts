@@ -92,7 +92,7 @@ export function recallResult(overrides: Partial<RecallResult> = {}): RecallResul
     truncated: null,
     score: 4.213,
     reason: "matched: currency, execute_trade",
-    verdict: "shares 2 of the prompt's 5 words (46 % of its weight); needs 2 words and 20 %, or 40 % alone",
+    verdict: "shares 2 of the prompt's 5 words (46 % of its weight); meets 2 words and 20 %, or 40 % alone",
     tokens: 312,
     ...overrides,
   };

@@ -295,22 +295,29 @@ impl LexicalEvidence {
         )
     }
 
-    /// The offline verdict in words: what it shares and what it needed.
+    /// The offline verdict in words: what it shares, and whether that meets what the bars need
+    /// or what it would need ("…; meets 15 % (the prompt is set in the project)", "…; needs 2
+    /// words and 20 %, or 40 % alone").
     pub fn verdict(&self, bars: &Bars) -> String {
-        let needs = if self.general_question {
+        let bar = if self.general_question {
             format!(
-                "needs {} words and {}, or {} alone",
+                "{} words and {}, or {} alone",
                 bars.min_words,
                 percent(bars.min_coverage),
                 percent(bars.alone_coverage)
             )
         } else {
             format!(
-                "needs {} (the prompt is set in the project)",
+                "{} (the prompt is set in the project)",
                 percent(bars.project_coverage)
             )
         };
-        format!("{}; {needs}", self.describe())
+        let stands = if self.passes_by_words(bars) {
+            "meets"
+        } else {
+            "needs"
+        };
+        format!("{}; {stands} {bar}", self.describe())
     }
 }
 
@@ -608,6 +615,11 @@ mod tests {
             "shares 1 of the prompt's 5 words (30 % of its weight); needs 2 words and 20 %, or \
              40 % alone"
         );
+        assert_eq!(
+            evidence(2, 5, 0.25).verdict(&bars),
+            "shares 2 of the prompt's 5 words (25 % of its weight); meets 2 words and 20 %, or \
+             40 % alone"
+        );
     }
 
     #[test]
@@ -622,7 +634,12 @@ mod tests {
         assert!(!in_project(2, 9, 0.1).passes(&bars), "too little weight");
         assert_eq!(
             in_project(1, 5, 0.2).verdict(&bars),
-            "shares 1 of the prompt's 5 words (20 % of its weight); needs 15 % (the prompt is \
+            "shares 1 of the prompt's 5 words (20 % of its weight); meets 15 % (the prompt is \
+             set in the project)"
+        );
+        assert_eq!(
+            in_project(2, 9, 0.1).verdict(&bars),
+            "shares 2 of the prompt's 9 words (10 % of its weight); needs 15 % (the prompt is \
              set in the project)"
         );
         let form = super::super::prompt_form::read("Let's use tokio here");

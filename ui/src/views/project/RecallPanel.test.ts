@@ -89,7 +89,7 @@ describe("the Recall panel", () => {
     expect(within(result("feedback_brutal_honesty.md")).getByText("Cut to its first 200 lines")).toBeTruthy();
     // Each memory says why the relevance gate let it through.
     expect(result("project_decision.md").querySelector("[data-testid='verdict']")?.textContent).toContain(
-      "shares 2 of the prompt's 5 words (46 % of its weight); needs 2 words and 20 %",
+      "shares 2 of the prompt's 5 words (46 % of its weight); meets 2 words and 20 %",
     );
     // And the panel says which provider is in force and why, and the gate's rule.
     const gate = screen.getByTestId("recall-gate");
@@ -150,7 +150,7 @@ describe("the Recall panel", () => {
               score: 0.6,
               reason: "matched: trade",
               why: "belowFloor",
-              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); needs 2 words and 20 %, or 40 % alone",
+              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); meets 2 words and 20 %, or 40 % alone",
             },
             {
               file: "user_adrian.md",
@@ -159,7 +159,7 @@ describe("the Recall panel", () => {
               score: 2.2,
               reason: "matched: currency",
               why: "overLimit",
-              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); needs 2 words and 20 %, or 40 % alone",
+              verdict: "shares 2 of the prompt's 2 words (100 % of its weight); meets 2 words and 20 %, or 40 % alone",
             },
             {
               file: "project_expert_panel_v2.md",
