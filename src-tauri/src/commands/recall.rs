@@ -148,7 +148,7 @@ mod tests {
         assert!(
             top["verdict"]
                 .as_str()
-                .is_some_and(|v| v.starts_with("shares ") && v.contains("needs 15 %")),
+                .is_some_and(|v| v.starts_with("shares ") && v.contains("meets 15 %")),
             "{top}"
         );
         assert!(
