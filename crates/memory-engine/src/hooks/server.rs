@@ -661,6 +661,26 @@ mod tests {
             .to_owned()
     }
 
+    /// The reply of the server starting on `socket`, asked until it listens; the connection is
+    /// then closed without saying the reply was taken.
+    async fn ask_once_listening(socket: &Path, request: &HookRequest) -> HookReply {
+        loop {
+            let ask = {
+                let (socket, request) = (socket.to_path_buf(), request.clone());
+                tokio::task::spawn_blocking(move || {
+                    ask_server(&socket, &request, Duration::from_secs(5))
+                })
+                .await
+                .expect("join")
+                .expect("ask")
+            };
+            if let Some(answer) = ask {
+                return answer.reply;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// What a [`one_shot_server`] was sent: the request, and what came after its reply.
     #[derive(Debug, Default)]
     struct Heard {
@@ -737,21 +757,7 @@ mod tests {
             model: None,
             claude_home: claude.clone(),
         };
-        let reply = loop {
-            let ask = {
-                let (socket, request) = (socket.clone(), request.clone());
-                tokio::task::spawn_blocking(move || {
-                    ask_server(&socket, &request, Duration::from_secs(5))
-                })
-                .await
-                .expect("join")
-                .expect("ask")
-            };
-            if let Some(answer) = ask {
-                break answer.reply;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let reply = ask_once_listening(&socket, &request).await;
         assert!(reply.served);
         assert_eq!(reply.output.as_deref(), Some(direct.as_str()));
         assert_eq!(reply.pid, std::process::id());
@@ -817,21 +823,7 @@ mod tests {
 
         // Asked and answered, then the connection closed without a word, as a hook that
         // refused the reply or gave up on it closes it.
-        let untaken = loop {
-            let ask = {
-                let (socket, request) = (socket.clone(), request.clone());
-                tokio::task::spawn_blocking(move || {
-                    ask_server(&socket, &request, Duration::from_secs(5))
-                })
-                .await
-                .expect("join")
-                .expect("ask")
-            };
-            if let Some(answer) = ask {
-                break answer.reply;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let untaken = ask_once_listening(&socket, &request).await;
         assert!(untaken.output.is_some(), "{untaken:?}");
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(
