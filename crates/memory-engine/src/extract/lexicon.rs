@@ -9,7 +9,7 @@ pub(super) const DISCOURSE: &[&str] = &[
     "ok so", "okay so", "ok", "okay", "oh and", "oh also", "oh", "hey", "hi", "hello", "so", "also",
     "and", "but", "btw", "by the way", "one more thing", "one thing", "sounds good", "great",
     "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "well", "please",
-    "pls", "plz", "kindly", "actually", "just a heads up", "a heads up", "heads up", "yes", "yeah",
+    "pls", "plz", "kindly", "actually", "yes", "yeah",
     "yep", "got it", "understood", "important", "just", "around here", "here", "in this repo",
     "in this repository", "in this project", "in this codebase", "in this team", "in our team",
     "on our team", "on this team", "in this company", "at our company", "fwiw",

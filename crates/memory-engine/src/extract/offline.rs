@@ -3,25 +3,32 @@
 //! preference, a standing rule, a role — and the sentence's structure says which:
 //!
 //! - a request to keep a *statement*: "remember (that) …", "note that …", "keep in mind …",
-//!   "for future reference, …", "FYI …", "our convention is …" → `project` (`user` when it is
-//!   about the speaker, `feedback` when it is itself a rule). The object must be a clause with a
-//!   verb of its own; a request whose object is "this", "that log", "the following", a question
-//!   word ("remember what we changed") or something the conversation did ("the command we used")
-//!   keeps nothing: the content is elsewhere, usually pasted;
+//!   "for future reference, …", "FYI …", "heads up: …", "our convention is …" → `project`
+//!   (`user` when it is about the speaker, `feedback` when it is itself a rule). The object must
+//!   be a clause with a verb of its own; a request whose object is "this", "that log", "the
+//!   following", a question word ("remember what we changed") or something the conversation did
+//!   ("the command we used") keeps nothing: the content is elsewhere, usually pasted;
 //! - a standing rule: "from now on / going forward …", an imperative with "always", "never",
 //!   "don't", "avoid", "stop …ing" (also after "if/when …,"), "remember to / make sure to …" only
 //!   when habitual ("always", "every", "whenever", "before committing") → `feedback`;
 //! - the team's habit: "we always / never / usually / don't …", "we use / deploy / pin …"
 //!   (present tense) → `project`;
+//! - an obligation of the project's things: "customer data must stay in the EU", "passwords
+//!   must be hashed with argon2id" — not a guess ("it must be the cache", "we must have missed
+//!   a migration") → `feedback`;
+//! - any of these rules given with its reason in one sentence: "our Redis is shared with
+//!   analytics; never flush it", "prod runs Postgres 15, so avoid MERGE" → the whole sentence,
+//!   `feedback` (the reason is the rule's **Why:**);
 //! - about the speaker: a preference ("I prefer …", "I'd rather …", "I hate it when …") or a role
 //!   or background ("I'm the … lead", "I'm a … engineer", "I work on …", "I'm new to …") → `user`.
 //!
 //! Never a memory: a question (except "could you remember that …?"), a hypothetical ("what if",
 //! "suppose", "if I were …"), a reminder for the person ("remind me", "remember to drink water",
 //! "don't forget to … tomorrow"), anything about now ("today", "for now", "yet", "this PR"), a
-//! choice among what is on screen ("I prefer the first one"), chatter ("never mind", "always
-//! happy to help", "we never figured out why"), and pasted material (`pasted`): logs, traces,
-//! diffs, trees, JSON, code — nor the sentence that introduces it ("remember this git log:").
+//! choice among what is on screen ("I prefer the first one"), what the speaker is doing ("I'm
+//! pushing a refactor"), a deadline ("by Friday"), chatter ("never mind", "always happy to
+//! help", "we never figured out why"), and pasted material (`pasted`): logs, traces, diffs,
+//! trees, JSON, code — nor the sentence that introduces it ("remember this git log:").
 //!
 //! It cannot judge what is worth keeping beyond that, so it keeps only what the user asked to be
 //! kept or stated as standing. A statement close to an existing memory of the same type is
@@ -171,19 +178,35 @@ fn points_back(sentence: &str) -> Option<Back<'_>> {
 /// Splits a line of prose on sentence ends.
 fn sentences(line: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = line.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        current.push(c);
-        let ends = matches!(c, '.' | '!' | '?' | ';')
-            && chars.get(i + 1).is_none_or(|n| n.is_whitespace());
-        if ends {
-            push_sentence(&mut out, &current);
-            current.clear();
+    for sentence in split_after(line, &['.', '!', '?']) {
+        // "Our Redis is shared with analytics; never flush it": one sentence, a rule and its
+        // reason ([`rule_with_reason`]); any other ";" parts are sentences of their own.
+        if rule_with_reason(lead_of(sentence.trim()).0).is_some() {
+            push_sentence(&mut out, sentence);
+        } else {
+            for part in split_after(sentence, &[';']) {
+                push_sentence(&mut out, part);
+            }
         }
     }
-    push_sentence(&mut out, &current);
     out
+}
+
+/// `text` cut after each of `ends` that a space (or the end) follows, the ends kept.
+fn split_after<'a>(text: &'a str, ends: &[char]) -> Vec<&'a str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_is_space = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        if ends.contains(&c) && next_is_space {
+            let end = i + c.len_utf8();
+            parts.push(&text[start..end]);
+            start = end;
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 fn push_sentence(out: &mut Vec<String>, text: &str) {
@@ -242,6 +265,11 @@ const TRIGGERS: &[(&str, Trigger)] = &[
     ("for the record", Trigger::Request),
     ("fyi", Trigger::Request),
     ("f.y.i.", Trigger::Request),
+    // "Heads up" announces something the listener should know, as "FYI" does.
+    ("just a heads up", Trigger::Request),
+    ("a heads up", Trigger::Request),
+    ("heads up", Trigger::Request),
+    ("heads-up", Trigger::Request),
     ("just so you know", Trigger::Request),
     ("so you know", Trigger::Request),
     ("just to let you know", Trigger::Request),
@@ -371,6 +399,102 @@ fn classify(sentence: &str) -> Option<Statement> {
         .or_else(|| preference(lead, &all_words))
         .or_else(|| role(lead, &all_words))
         .or_else(|| team_habit(lead, &all_words))
+        .or_else(|| obligation(lead))
+        .or_else(|| rule_with_reason(lead))
+}
+
+/// What joins a statement to the rule it gives a reason for: "…; never flush it", "…, so avoid
+/// MERGE".
+const REASON_JOINS: &[&str] = &["; ", ", so ", " so "];
+
+/// A standing rule given with its reason in one sentence: "the design tokens come from Figma
+/// via Style Dictionary; never hardcode colors", "we're on Postgres 15 in prod but 14 locally,
+/// so avoid MERGE". The whole sentence is kept: the reason is what lets a later session judge
+/// the rule (Claude Code's own feedback memories carry a **Why:**), and "it" in the rule names
+/// the reason's subject ("our Redis is shared with analytics; never flush it"). The rule is
+/// read as [`correction`], [`team_habit`] or [`obligation`] read a sentence of their own; the
+/// reason must be a clause with a verb and content that is no rule itself (two rules are two
+/// sentences).
+fn rule_with_reason(lead: &str) -> Option<Statement> {
+    let lower = lead.to_ascii_lowercase();
+    let (at, join) = REASON_JOINS
+        .iter()
+        .filter_map(|join| lower.find(join).map(|at| (at, join)))
+        .min()?;
+    let reason_words = words(&lead[..at]);
+    let (rule, _) = lead_of(&lead[at + join.len()..]);
+    let rule_words = words(rule);
+    let ruled = rule_of(rule, &rule_words, true).is_some()
+        || team_habit(rule, &rule_words).is_some()
+        || obligation(rule).is_some();
+    // "that test is flaky; don't trust it": the reason is about something said elsewhere.
+    let pointed = reason_words
+        .first()
+        .is_some_and(|w| DEICTIC.contains(&w.as_str()) || w == "it's" || w == "that's");
+    // "always run the tests; never push to main": two rules, each a sentence of its own.
+    let reason = &lead[..at];
+    let two_rules = rule_of(reason, &reason_words, false).is_some()
+        || team_habit(reason, &reason_words).is_some();
+    if !ruled
+        || pointed
+        || two_rules
+        || !has_finite_verb(&reason_words)
+        || content_count(&reason_words) < 2
+        || about_now(&reason_words, false)
+    {
+        return None;
+    }
+    Some(statement(
+        MemoryType::Feedback,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':', ';'])),
+    ))
+}
+
+/// A rule stated as an obligation of the project's things: "customer data must stay in the EU
+/// region", "all new endpoints must be documented in the OpenAPI spec", "releases must not go
+/// out without a signed tag" — "must" with a verb of its own, or "must be" with a participle
+/// and what it is done with. Not a guess ("it must be the cache", "the bug must be in the
+/// parser", "we must have missed a migration": "must be" without a participle, "must have"),
+/// nor what the speaker or the listener must do now ("I must …", "you must be tired"), nor
+/// about something said elsewhere ("this must be fixed", "that must be why"). The subject is
+/// read from the clause holding "must" (after its last comma), so a sentence giving the rule
+/// after a statement ("we deprecated the v1 webhooks in March, new integrations must use v2")
+/// is kept whole.
+fn obligation(lead: &str) -> Option<Statement> {
+    let text = lead.trim_end_matches(['?', '.', '!', ':', ';']);
+    let lower = text.to_ascii_lowercase();
+    let must = [" must ", " mustn't "]
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()?;
+    let clause_start = lower[..must].rfind(", ").map_or(0, |comma| comma + 2);
+    let subject = words(&lower[clause_start..must]);
+    let first = subject.first()?.as_str();
+    if DEICTIC.contains(&first) || matches!(first, "i" | "we" | "you" | "i'm" | "we're") {
+        return None;
+    }
+    let after = words(&lower[must..]);
+    let mut i = 1;
+    while matches!(
+        after.get(i).map(String::as_str),
+        Some("not" | "always" | "never")
+    ) || after.get(i).is_some_and(|w| is_adverb(w))
+    {
+        i += 1;
+    }
+    let verb = after.get(i).map(String::as_str).unwrap_or("");
+    let obliged = match verb {
+        "have" => false,
+        // A passive rule names what it is done with ("hashed with argon2id"); a state ("must be
+        // broken") is a guess.
+        "be" => after.get(i + 1).is_some_and(|w| is_past(w)) && after.len() > i + 3,
+        verb => is_base_verb(verb) && !AUXILIARIES.contains(&verb),
+    };
+    let all_words = words(&lower);
+    if !obliged || about_now(&all_words, false) || content_count(&all_words) < 3 {
+        return None;
+    }
+    Some(statement(MemoryType::Feedback, capitalize(text)))
 }
 
 /// The trigger `lead` opens with and what follows it.
@@ -818,42 +942,50 @@ fn for_the_person(lower: &str) -> bool {
 /// project" and its kin are the standing scope, not a moment. In an imperative, "here" and
 /// "now" are the moment too ("don't change it here").
 fn about_now(words: &[String], imperative: bool) -> bool {
-    words.iter().enumerate().any(|(i, w)| {
-        let next = words.get(i + 1).map(String::as_str);
-        let before = i
-            .checked_sub(1)
-            .and_then(|p| words.get(p))
-            .map(String::as_str);
-        match w.as_str() {
-            "this" | "these" | "those" => next.is_none_or(|n| !PROJECT_SCOPE.contains(&n)),
-            "that" => next.is_some_and(|n| PASTED_NOUNS.contains(&n)),
-            "today" | "tonight" | "tomorrow" | "yesterday" | "earlier" | "yet" | "currently" => {
-                true
+    // "I'm pushing a refactor in a few minutes": what the speaker is doing, not what holds.
+    let gerund = |w: Option<&String>| w.is_some_and(|w| w.len() > 4 && w.ends_with("ing"));
+    let speaker_busy = match words.first().map(String::as_str) {
+        Some("i'm") => gerund(words.get(1)),
+        Some("i") => words.get(1).is_some_and(|w| w == "am") && gerund(words.get(2)),
+        _ => false,
+    };
+    speaker_busy
+        || words.iter().enumerate().any(|(i, w)| {
+            let next = words.get(i + 1).map(String::as_str);
+            let before = i
+                .checked_sub(1)
+                .and_then(|p| words.get(p))
+                .map(String::as_str);
+            match w.as_str() {
+                "this" | "these" | "those" => next.is_none_or(|n| !PROJECT_SCOPE.contains(&n)),
+                "that" => next.is_some_and(|n| PASTED_NOUNS.contains(&n)),
+                "today" | "tonight" | "tomorrow" | "yesterday" | "earlier" | "yet"
+                | "currently" => true,
+                "now" => {
+                    matches!(before, Some("right" | "for" | "just"))
+                        || (imperative && before != Some("from"))
+                        || next.is_some_and(|n| n.len() > 4 && n.ends_with("ing"))
+                }
+                // "I just changed the port": a moment ago.
+                "just" => next.is_some_and(is_past),
+                "moment" => before == Some("the"),
+                "week" | "weekend" | "sprint" | "month" | "night" | "monday" | "tuesday"
+                | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" => {
+                    // "by Friday", "until Monday": a deadline, once.
+                    matches!(before, Some("next" | "last" | "this" | "by" | "until"))
+                }
+                "here" => imperative && before != Some("from"),
+                // "don't touch the Dockerfile though": against what is being done now.
+                "though" => imperative,
+                // "the last commit", "the previous run": what just happened.
+                "last" | "previous" | "latest" => next.is_some_and(|n| RECENT.contains(&n)),
+                // The state of the work at hand: "the test is now passing", "the build is broken".
+                "failing" | "passing" | "broken" | "crashing" | "hanging" | "down" => {
+                    matches!(before, Some("is" | "are" | "now" | "still" | "'s"))
+                }
+                _ => false,
             }
-            "now" => {
-                matches!(before, Some("right" | "for" | "just"))
-                    || (imperative && before != Some("from"))
-                    || next.is_some_and(|n| n.len() > 4 && n.ends_with("ing"))
-            }
-            // "I just changed the port": a moment ago.
-            "just" => next.is_some_and(is_past),
-            "moment" => before == Some("the"),
-            "week" | "weekend" | "sprint" | "month" | "night" | "monday" | "tuesday"
-            | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" => {
-                matches!(before, Some("next" | "last" | "this"))
-            }
-            "here" => imperative && before != Some("from"),
-            // "don't touch the Dockerfile though": against what is being done now.
-            "though" => imperative,
-            // "the last commit", "the previous run": what just happened.
-            "last" | "previous" | "latest" => next.is_some_and(|n| RECENT.contains(&n)),
-            // The state of the work at hand: "the test is now passing", "the build is broken".
-            "failing" | "passing" | "broken" | "crashing" | "hanging" | "down" => {
-                matches!(before, Some("is" | "are" | "now" | "still" | "'s"))
-            }
-            _ => false,
-        }
-    })
+        })
 }
 
 /// Whether a clause speaks of something that happened in the conversation ("the command we
@@ -1120,6 +1252,75 @@ mod tests {
             [(
                 MemoryType::Project,
                 "We always squash-merge pull requests into main".to_owned()
+            )]
+        );
+    }
+
+    /// A rule with its reason in one sentence is kept whole; an obligation of the project's
+    /// things is a rule; "heads up" announces a statement as "FYI" does. None of them from a
+    /// guess, a deadline, what the speaker is doing, or a reason that points elsewhere.
+    #[test]
+    fn rules_with_reasons_obligations_and_heads_ups_are_kept_and_guesses_are_not() {
+        let feedback = |text: &str| vec![(MemoryType::Feedback, text.to_owned())];
+        assert_eq!(
+            kinds("Our Redis instance is shared with the analytics team; never flush it."),
+            feedback("Our Redis instance is shared with the analytics team; never flush it")
+        );
+        assert_eq!(
+            kinds("we're on Postgres 15 in prod but 14 locally, so avoid MERGE"),
+            feedback("We're on Postgres 15 in prod but 14 locally, so avoid MERGE")
+        );
+        assert_eq!(
+            kinds("Passwords must be hashed with argon2id."),
+            feedback("Passwords must be hashed with argon2id")
+        );
+        assert_eq!(
+            kinds("we deprecated the v1 webhooks in March, new integrations must use v2"),
+            feedback("We deprecated the v1 webhooks in March, new integrations must use v2")
+        );
+        assert_eq!(
+            kinds("Releases must not go out without a signed tag."),
+            feedback("Releases must not go out without a signed tag")
+        );
+        assert_eq!(
+            kinds("Heads up, the payments service only accepts requests signed with the v3 key."),
+            [(
+                MemoryType::Project,
+                "The payments service only accepts requests signed with the v3 key".to_owned()
+            )]
+        );
+        for prompt in [
+            "It must be the cache again.",
+            "The bug must be in the date parser, can you check?",
+            "We must have missed a migration somewhere.",
+            "Something must have changed in the lockfile",
+            "The cache must be corrupted somehow",
+            "You must be tired of this bug by now",
+            "This must be fixed before the demo.",
+            "The fix must be deployed by Friday",
+            "The server must restart after the config change, right?",
+            "heads up, I'm pushing a big refactor in a few minutes",
+            "Heads up: the build is broken right now.",
+            "That test is flaky; don't trust it",
+            "The deploy failed, so don't merge yet",
+            "I rebased on main; never mind the conflicts, I fixed them.",
+            "The test is flaky, so retry it once and tell me what you see.",
+        ] {
+            assert!(kinds(prompt).is_empty(), "{prompt}: {:?}", kinds(prompt));
+        }
+        assert_eq!(
+            kinds("Always run the tests; never push to main."),
+            [
+                (MemoryType::Feedback, "Always run the tests".to_owned()),
+                (MemoryType::Feedback, "Never push to main".to_owned())
+            ]
+        );
+        // Without a rule after it, a ";" still parts two sentences.
+        assert_eq!(
+            kinds("FYI the docs moved to Docusaurus; the old wiki is gone"),
+            [(
+                MemoryType::Project,
+                "The docs moved to Docusaurus".to_owned()
             )]
         );
     }
