@@ -942,50 +942,57 @@ fn for_the_person(lower: &str) -> bool {
 /// project" and its kin are the standing scope, not a moment. In an imperative, "here" and
 /// "now" are the moment too ("don't change it here").
 fn about_now(words: &[String], imperative: bool) -> bool {
-    // "I'm pushing a refactor in a few minutes": what the speaker is doing, not what holds.
+    if speaker_busy(words) {
+        return true;
+    }
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map(String::as_str);
+        let before = i
+            .checked_sub(1)
+            .and_then(|p| words.get(p))
+            .map(String::as_str);
+        match w.as_str() {
+            "this" | "these" | "those" => next.is_none_or(|n| !PROJECT_SCOPE.contains(&n)),
+            "that" => next.is_some_and(|n| PASTED_NOUNS.contains(&n)),
+            "today" | "tonight" | "tomorrow" | "yesterday" | "earlier" | "yet" | "currently" => {
+                true
+            }
+            "now" => {
+                matches!(before, Some("right" | "for" | "just"))
+                    || (imperative && before != Some("from"))
+                    || next.is_some_and(|n| n.len() > 4 && n.ends_with("ing"))
+            }
+            // "I just changed the port": a moment ago.
+            "just" => next.is_some_and(is_past),
+            "moment" => before == Some("the"),
+            "week" | "weekend" | "sprint" | "month" | "night" | "monday" | "tuesday"
+            | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" => {
+                // "by Friday", "until Monday": a deadline, once.
+                matches!(before, Some("next" | "last" | "this" | "by" | "until"))
+            }
+            "here" => imperative && before != Some("from"),
+            // "don't touch the Dockerfile though": against what is being done now.
+            "though" => imperative,
+            // "the last commit", "the previous run": what just happened.
+            "last" | "previous" | "latest" => next.is_some_and(|n| RECENT.contains(&n)),
+            // The state of the work at hand: "the test is now passing", "the build is broken".
+            "failing" | "passing" | "broken" | "crashing" | "hanging" | "down" => {
+                matches!(before, Some("is" | "are" | "now" | "still" | "'s"))
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Whether the words open with what the speaker is doing ("I'm pushing a refactor in a few
+/// minutes"), which holds only while they do it.
+fn speaker_busy(words: &[String]) -> bool {
     let gerund = |w: Option<&String>| w.is_some_and(|w| w.len() > 4 && w.ends_with("ing"));
-    let speaker_busy = match words.first().map(String::as_str) {
+    match words.first().map(String::as_str) {
         Some("i'm") => gerund(words.get(1)),
         Some("i") => words.get(1).is_some_and(|w| w == "am") && gerund(words.get(2)),
         _ => false,
-    };
-    speaker_busy
-        || words.iter().enumerate().any(|(i, w)| {
-            let next = words.get(i + 1).map(String::as_str);
-            let before = i
-                .checked_sub(1)
-                .and_then(|p| words.get(p))
-                .map(String::as_str);
-            match w.as_str() {
-                "this" | "these" | "those" => next.is_none_or(|n| !PROJECT_SCOPE.contains(&n)),
-                "that" => next.is_some_and(|n| PASTED_NOUNS.contains(&n)),
-                "today" | "tonight" | "tomorrow" | "yesterday" | "earlier" | "yet"
-                | "currently" => true,
-                "now" => {
-                    matches!(before, Some("right" | "for" | "just"))
-                        || (imperative && before != Some("from"))
-                        || next.is_some_and(|n| n.len() > 4 && n.ends_with("ing"))
-                }
-                // "I just changed the port": a moment ago.
-                "just" => next.is_some_and(is_past),
-                "moment" => before == Some("the"),
-                "week" | "weekend" | "sprint" | "month" | "night" | "monday" | "tuesday"
-                | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" => {
-                    // "by Friday", "until Monday": a deadline, once.
-                    matches!(before, Some("next" | "last" | "this" | "by" | "until"))
-                }
-                "here" => imperative && before != Some("from"),
-                // "don't touch the Dockerfile though": against what is being done now.
-                "though" => imperative,
-                // "the last commit", "the previous run": what just happened.
-                "last" | "previous" | "latest" => next.is_some_and(|n| RECENT.contains(&n)),
-                // The state of the work at hand: "the test is now passing", "the build is broken".
-                "failing" | "passing" | "broken" | "crashing" | "hanging" | "down" => {
-                    matches!(before, Some("is" | "are" | "now" | "still" | "'s"))
-                }
-                _ => false,
-            }
-        })
+    }
 }
 
 /// Whether a clause speaks of something that happened in the conversation ("the command we
