@@ -456,7 +456,8 @@ fn rule_with_reason(lead: &str) -> Option<Statement> {
 /// and what it is done with. Not a guess ("it must be the cache", "the bug must be in the
 /// parser", "we must have missed a migration": "must be" without a participle, "must have"),
 /// nor what the speaker or the listener must do now ("I must …", "you must be tired"), nor
-/// about something said elsewhere ("this must be fixed", "that must be why"). The subject is
+/// about something said elsewhere ("this must be fixed", "that must be why"), nor what a
+/// particular thing of the task must do ("the endpoint must return 404"). The subject is
 /// read from the clause holding "must" (after its last comma), so a sentence giving the rule
 /// after a statement ("we deprecated the v1 webhooks in March, new integrations must use v2")
 /// is kept whole.
@@ -470,7 +471,17 @@ fn obligation(lead: &str) -> Option<Statement> {
     let clause_start = lower[..must].rfind(", ").map_or(0, |comma| comma + 2);
     let subject = words(&lower[clause_start..must]);
     let first = subject.first()?.as_str();
-    if DEICTIC.contains(&first) || matches!(first, "i" | "we" | "you" | "i'm" | "we're") {
+    // A particular thing's obligation is the task at hand ("the endpoint must return 404", "my
+    // PR must go in first"); a standing rule binds a kind of thing ("passwords", "all new
+    // endpoints", "customer data", "our API").
+    let particular = matches!(
+        first,
+        "the" | "my" | "your" | "his" | "her" | "their" | "a" | "an"
+    );
+    if particular
+        || DEICTIC.contains(&first)
+        || matches!(first, "i" | "we" | "you" | "i'm" | "we're")
+    {
         return None;
     }
     let after = words(&lower[must..]);
@@ -1305,6 +1316,9 @@ mod tests {
             "You must be tired of this bug by now",
             "This must be fixed before the demo.",
             "The fix must be deployed by Friday",
+            "The endpoint must return 404 when the order doesn't exist, not 500.",
+            "The output must be sorted by date, newest first",
+            "My PR must go in before the release branch is cut",
             "The server must restart after the config change, right?",
             "heads up, I'm pushing a big refactor in a few minutes",
             "Heads up: the build is broken right now.",
