@@ -7,8 +7,9 @@
 //! A directory's name is the sanitized path, which cannot be reversed, so the original path is
 //! recovered from the `cwd` field of the transcripts inside (reading only the first lines of each,
 //! until one carries it). Counts are cheap: file names and `mtime`s only, no frontmatter parsing,
-//! so listing a home with hundreds of projects stays fast. One unreadable project never hides the
-//! others: whatever cannot be read is simply not counted.
+//! and the last activity reads the end of one transcript per project where the mtimes are
+//! Claude Code's own, so listing a home with hundreds of projects stays fast. One unreadable
+//! project never hides the others: whatever cannot be read is simply not counted.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -42,7 +43,9 @@ pub struct ProjectSummary {
     pub memory_files: usize,
     /// Session transcripts: `<uuid>.jsonl` directly in the project dir (not `agent-*`).
     pub sessions: usize,
-    /// The newest `mtime` among transcripts and memory files, as an ISO-8601 UTC string.
+    /// When the project was last active, as an ISO-8601 UTC string: the newest entry written
+    /// in its transcripts (what `engram sessions` lists as a session's last activity; a copied
+    /// `~/.claude` keeps it) or the newest memory file's `mtime`, whichever is later.
     pub last_activity: Option<String>,
     /// Lint errors and warnings of the memory dir: filled by [`Engine::list_projects_with_lint`],
     /// absent (not serialized) from [`Engine::list_projects`], which stays a cheap listing.
@@ -181,7 +184,7 @@ impl Engine {
 /// The working directory of the project named `name` whose transcripts are in `dir` (a
 /// `<config home>/projects/<name>` dir), as [`ProjectSummary::path`] gives it.
 pub(crate) fn project_path(name: &str, dir: &Path) -> Option<PathBuf> {
-    let mut transcripts = transcripts(dir, &mut |_| {});
+    let mut transcripts = transcripts(dir);
     first_cwd(&mut transcripts).or_else(|| probe_working_dir(name))
 }
 
@@ -241,11 +244,8 @@ fn probe_from(dir: &Path, rest: &str, listings: &mut usize) -> Option<PathBuf> {
     })
 }
 
-/// The `*.jsonl` files directly in `dir`: (path, is a session, mtime). `note` sees every mtime.
-fn transcripts(
-    dir: &Path,
-    note: &mut dyn FnMut(Option<SystemTime>),
-) -> Vec<(PathBuf, bool, Option<SystemTime>)> {
+/// The `*.jsonl` files directly in `dir`: (path, is a session, mtime).
+fn transcripts(dir: &Path) -> Vec<(PathBuf, bool, Option<SystemTime>)> {
     let mut transcripts = Vec::new();
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.filter_map(|entry| entry.ok()) {
@@ -257,7 +257,6 @@ fn transcripts(
                 continue;
             }
             let modified = entry.metadata().and_then(|m| m.modified()).ok();
-            note(modified);
             transcripts.push((entry.path(), is_uuid(stem), modified));
         }
     }
@@ -274,15 +273,32 @@ fn first_cwd(transcripts: &mut [(PathBuf, bool, Option<SystemTime>)]) -> Option<
         .find_map(|(file, _, _)| cwd_of_transcript(file))
 }
 
-fn summarize_project(name: String, transcripts_dir: &Path, memory_dir: PathBuf) -> ProjectSummary {
+/// When Claude Code last wrote in any of `transcripts`: the newest entry timestamp (a file's
+/// mtime where its end has none). An entry is written no later than its file's mtime, so the
+/// files are read newest mtime first and the walk stops at the first one older than what was
+/// found: one tail read per project normally, every file's only where the mtimes say nothing
+/// (a copied `~/.claude`, every file dated by the copy).
+fn last_written(transcripts: &mut [(PathBuf, bool, Option<SystemTime>)]) -> Option<SystemTime> {
+    transcripts.sort_by_key(|(_, _, modified)| std::cmp::Reverse(*modified));
     let mut newest: Option<SystemTime> = None;
+    for (file, _, modified) in transcripts.iter() {
+        if newest.is_some() && *modified < newest {
+            break;
+        }
+        newest = newest.max(crate::transcript::newest_timestamp_at_end(file).or(*modified));
+    }
+    newest
+}
+
+fn summarize_project(name: String, transcripts_dir: &Path, memory_dir: PathBuf) -> ProjectSummary {
+    let mut transcripts = transcripts(transcripts_dir);
+    let mut newest = last_written(&mut transcripts);
     let mut note = |time: Option<SystemTime>| {
         if time > newest {
             newest = time;
         }
     };
 
-    let mut transcripts = transcripts(transcripts_dir, &mut note);
     let sessions = transcripts
         .iter()
         .filter(|(_, is_session, _)| *is_session)
@@ -411,6 +427,55 @@ mod tests {
             p.last_activity.as_deref(),
             Some("2033-05-18T03:33:20.000Z"),
             "a nested memory file is the newest activity"
+        );
+    }
+
+    /// A copied `~/.claude` dates every file by the copy; the entries inside keep when Claude
+    /// Code wrote them, as the sessions listing shows.
+    #[test]
+    fn the_last_activity_is_when_claude_code_last_wrote_not_when_the_home_was_copied() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let entry = |at: &str| format!("{{\"type\":\"user\",\"timestamp\":\"{at}\"}}\n");
+        let early = tmp.path().join("projects/-early");
+        let late = tmp.path().join("projects/-late");
+        let early_a = early.join("11111111-1111-4111-8111-111111111111.jsonl");
+        let early_b = early.join("22222222-2222-4222-8222-222222222222.jsonl");
+        // One line bigger than the first window read from the end (a long tool result).
+        let big_result = format!(
+            "{{\"type\":\"user\",\"timestamp\":\"2025-02-01T09:00:00Z\",\"content\":\"{}\"}}\n",
+            "x".repeat(100 << 10)
+        );
+        write_file(
+            &early_a,
+            &format!(
+                "{}{}",
+                entry("2025-01-01T08:00:00Z"),
+                entry("2025-01-10T10:00:00Z")
+            ),
+        );
+        write_file(
+            &early_b,
+            &format!("{}{big_result}", entry("2025-01-20T08:00:00Z")),
+        );
+        let late_a = late.join("33333333-3333-4333-8333-333333333333.jsonl");
+        write_file(&late_a, &entry("2025-03-05T12:00:00Z"));
+        // Copied in an order unlike the work: the early project's files last, its older
+        // session after its newer one.
+        set_mtime(&late_a, 1_800_000_000);
+        set_mtime(&early_b, 1_800_000_100);
+        set_mtime(&early_a, 1_800_000_200);
+
+        let projects = engine(tmp.path()).list_projects().expect("list");
+        let listed: Vec<(&str, Option<&str>)> = projects
+            .iter()
+            .map(|p| (p.name.as_str(), p.last_activity.as_deref()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("-late", Some("2025-03-05T12:00:00.000Z")),
+                ("-early", Some("2025-02-01T09:00:00.000Z")),
+            ]
         );
     }
 

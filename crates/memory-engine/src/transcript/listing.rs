@@ -238,6 +238,44 @@ fn summarize(project: &str, path: &Path) -> Result<SessionSummary> {
     })
 }
 
+/// The `timestamp` of the last entry of the transcript at `path` that has one: when Claude Code
+/// last wrote in it (entries are appended as they happen), which a copy of the file keeps (its
+/// mtime becomes the copy's). Reads 64 KiB from the end, up to [`LISTING_PART_BYTES`] when one
+/// line fills that (a big tool result), and parses lines from the last until one has a
+/// timestamp; `None` when none there has one or the file cannot be read.
+pub(crate) fn newest_timestamp_at_end(path: &Path) -> Option<std::time::SystemTime> {
+    let mut file = File::open(path).ok()?;
+    let bytes = file.metadata().ok()?.len();
+    let mut window = 64 << 10;
+    loop {
+        let start = bytes.saturating_sub(window);
+        file.seek(SeekFrom::Start(start)).ok()?;
+        let mut tail = Vec::new();
+        (&mut file).take(window).read_to_end(&mut tail).ok()?;
+        // A window starting inside the file starts mid-line: its first piece is no entry.
+        let whole_lines = match tail.iter().position(|&b| b == b'\n') {
+            Some(first_end) if start > 0 => &tail[first_end + 1..],
+            None if start > 0 => &[][..],
+            _ => &tail[..],
+        };
+        let last = whole_lines.rsplit(|&b| b == b'\n').find_map(|line| {
+            #[derive(serde::Deserialize)]
+            struct Stamped {
+                timestamp: Option<String>,
+            }
+            let stamped: Stamped = serde_json::from_slice(line).ok()?;
+            chrono::DateTime::parse_from_rfc3339(&stamped.timestamp?).ok()
+        });
+        if let Some(last) = last {
+            return Some(last.into());
+        }
+        if start == 0 || window >= LISTING_PART_BYTES {
+            return None;
+        }
+        window = LISTING_PART_BYTES;
+    }
+}
+
 /// A big file's summary from its first and last [`LISTING_PART_BYTES`]: titles, first prompt and
 /// last activity are exact (they live at the ends), the message count is scaled from the parts.
 fn read_head_and_tail(path: &Path, bytes: u64) -> Result<(Transcript, usize, bool)> {

@@ -27,7 +27,9 @@ memoryFiles: number,
  */
 sessions: number, 
 /**
- * The newest `mtime` among transcripts and memory files, as an ISO-8601 UTC string.
+ * When the project was last active, as an ISO-8601 UTC string: the newest entry written
+ * in its transcripts (what `engram sessions` lists as a session's last activity; a copied
+ * `~/.claude` keeps it) or the newest memory file's `mtime`, whichever is later.
  */
 lastActivity: string | null, 
 /**
