@@ -285,7 +285,7 @@ fn last_written(transcripts: &mut [(PathBuf, bool, Option<SystemTime>)]) -> Opti
         if newest.is_some() && *modified < newest {
             break;
         }
-        newest = newest.max(crate::transcript::newest_timestamp_at_end(file).or(*modified));
+        newest = newest.max(crate::transcript::last_entry_time(file).or(*modified));
     }
     newest
 }

@@ -243,7 +243,7 @@ fn summarize(project: &str, path: &Path) -> Result<SessionSummary> {
 /// mtime becomes the copy's). Reads 64 KiB from the end, up to [`LISTING_PART_BYTES`] when one
 /// line fills that (a big tool result), and parses lines from the last until one has a
 /// timestamp; `None` when none there has one or the file cannot be read.
-pub(crate) fn newest_timestamp_at_end(path: &Path) -> Option<std::time::SystemTime> {
+pub(crate) fn last_entry_time(path: &Path) -> Option<std::time::SystemTime> {
     let mut file = File::open(path).ok()?;
     let bytes = file.metadata().ok()?.len();
     let mut window = 64 << 10;

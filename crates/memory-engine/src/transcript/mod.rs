@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 pub use decode::{decode_line, MAX_NESTING};
 pub use entry::CompactMetadata;
 pub use lines::{Line, LineReader, MAX_LINE_BYTES};
-pub(crate) use listing::newest_timestamp_at_end;
+pub(crate) use listing::last_entry_time;
 pub use listing::{SessionListing, SessionSummary, LISTING_FULL_READ_BYTES};
 pub use message::{Message, MessageUsage, Messages, ToolResult, ToolUse};
 pub use writes::{session_writes, SessionWrites};
