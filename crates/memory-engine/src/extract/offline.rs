@@ -453,8 +453,9 @@ fn rule_with_reason(lead: &str) -> Option<Statement> {
 /// A rule stated as an obligation of the project's things: "customer data must stay in the EU
 /// region", "all new endpoints must be documented in the OpenAPI spec", "releases must not go
 /// out without a signed tag" — "must" with a verb of its own, or "must be" with a participle
-/// and what it is done with. Not a guess ("it must be the cache", "the bug must be in the
-/// parser", "we must have missed a migration": "must be" without a participle, "must have"),
+/// and what it is done with, or "must have" what it owes ("every PR must have two approvals").
+/// Not a guess ("it must be the cache", "the bug must be in the parser", "someone must have
+/// deleted the branch": "must be" without a participle, "must have" with one),
 /// nor what the speaker or the listener must do now ("I must …", "you must be tired"), nor
 /// about something said elsewhere ("this must be fixed", "that must be why"), nor what a
 /// particular thing of the task must do ("the endpoint must return 404"). The subject is
@@ -474,10 +475,7 @@ fn obligation(lead: &str) -> Option<Statement> {
     // A particular thing's obligation is the task at hand ("the endpoint must return 404", "my
     // PR must go in first"); a standing rule binds a kind of thing ("passwords", "all new
     // endpoints", "customer data", "our API").
-    let particular = matches!(
-        first,
-        "the" | "my" | "your" | "his" | "her" | "their" | "a" | "an"
-    );
+    let particular = matches!(first, "the" | "my" | "your" | "his" | "her" | "their");
     if particular
         || DEICTIC.contains(&first)
         || matches!(first, "i" | "we" | "you" | "i'm" | "we're")
@@ -495,7 +493,8 @@ fn obligation(lead: &str) -> Option<Statement> {
     }
     let verb = after.get(i).map(String::as_str).unwrap_or("");
     let obliged = match verb {
-        "have" => false,
+        // "must have two approvals" is owed; "must have missed", "must have been" are guesses.
+        "have" => after.get(i + 1).is_some_and(|w| w != "been" && !is_past(w)),
         // A passive rule names what it is done with ("hashed with argon2id"); a state ("must be
         // broken") is a guess.
         "be" => after.get(i + 1).is_some_and(|w| is_past(w)) && after.len() > i + 3,
@@ -1301,6 +1300,10 @@ mod tests {
             feedback("Releases must not go out without a signed tag")
         );
         assert_eq!(
+            kinds("A PR must have two approvals before it merges."),
+            feedback("A PR must have two approvals before it merges")
+        );
+        assert_eq!(
             kinds("Heads up, the payments service only accepts requests signed with the v3 key."),
             [(
                 MemoryType::Project,
@@ -1312,6 +1315,9 @@ mod tests {
             "The bug must be in the date parser, can you check?",
             "We must have missed a migration somewhere.",
             "Something must have changed in the lockfile",
+            "Someone must have deleted the branch",
+            "Old builds must have been cached by the CDN",
+            "A user must be able to reset their password from the login page",
             "The cache must be corrupted somehow",
             "You must be tired of this bug by now",
             "This must be fixed before the demo.",
