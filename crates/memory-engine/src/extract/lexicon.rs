@@ -6,7 +6,8 @@
 /// Words that open a sentence without changing what it says: greetings, acknowledgements,
 /// politeness, connectives, and the scope of a team habit ("in this repo we …").
 pub(super) const DISCOURSE: &[&str] = &[
-    "ok so", "okay so", "ok", "okay", "oh and", "oh also", "oh", "hey", "hi", "hello", "so", "also",
+    "ok so", "okay so", "ok", "okay", "oh and", "oh also", "oh", "hmm", "hmmm", "hm", "um", "uh",
+    "hey", "hi", "hello", "so", "also",
     "and", "but", "btw", "by the way", "one more thing", "one thing", "sounds good", "great",
     "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "well", "please",
     "pls", "plz", "kindly", "actually", "yes", "yeah",
@@ -37,6 +38,12 @@ pub(super) const PASTED_NOUNS: &[&str] = &[
     "error", "errors", "diff", "patch", "tree", "json", "yaml", "snippet", "message", "command",
     "table", "list", "result", "results", "dump", "panic", "payload", "response", "screenshot",
     "link", "number", "numbers", "code", "query", "one", "thing", "stuff", "file", "config",
+];
+
+/// What is built, as the whole project: "the library must stay compatible with Python 3.8".
+pub(super) const BUILT: &[&str] = &[
+    "library", "package", "crate", "sdk", "framework", "plugin", "extension", "cli", "gem",
+    "module",
 ];
 
 /// What "this …" may name and still be standing: the project itself.
@@ -175,7 +182,8 @@ pub(super) const LISTS: &[&str] = &[
 
 /// Where a request says its statement holds: "remember for next time: …".
 pub(super) const SCOPES: &[&str] = &[
-    "for future reference", "for the future", "for future sessions", "for next time", "for later",
+    "for future reference", "for the future", "for future sessions", "for the next sessions",
+    "for the next session", "for next sessions", "for next session", "for next time", "for later",
     "going forward", "from now on",
 ];
 
@@ -213,4 +221,95 @@ pub(super) const ADVERBS: &[&str] = &[
 pub(super) const FOR_THE_PERSON: &[&str] = &[
     "remind me", "don't let me forget", "do not let me forget", "note to self", "make sure i ",
     "make sure that i ",
+];
+
+/// Forms of "be", "have" and "can" a standing fact may rest on: "our API is versioned in the
+/// path", "users can have several workspaces".
+pub(super) const STANDING_COPULAS: &[&str] = &[
+    "is", "are", "isn't", "aren't", "has", "have", "can", "cannot", "can't", "doesn't", "don't",
+];
+
+/// Verbs of how things stand, in their base form: "staging lives in eu-west-1", "prod deploys
+/// go through ArgoCD", "payments belongs to billing".
+pub(super) const STANDING_VERBS: &[&str] = &[
+    "live", "go", "belong", "use", "support", "need", "require", "expect", "depend", "rely",
+    "point", "default", "sit", "come", "talk", "store", "own", "handle", "contain", "hold",
+    "include", "cover", "expire", "rotate", "deploy", "ship", "map", "follow", "mean", "cost",
+    "accept", "allow", "target", "publish", "sync", "route", "run", "host", "serve", "speak",
+    "cap", "limit", "mirror", "wrap", "extend", "inherit", "read", "write",
+    "send", "receive", "expose", "share", "release", "land", "call",
+];
+
+/// Verbs that report what was seen rather than how things stand: "every request times out",
+/// "the function returns null".
+pub(super) const OBSERVED: &[&str] = &[
+    "fail", "crash", "hang", "break", "time", "error", "throw", "return", "show", "look", "seem",
+    "appear", "take", "work", "load", "happen", "stop", "keep", "get", "feel", "sound", "pass",
+    "complain", "hit", "print", "say", "give", "make",
+];
+
+/// What a statement may say a thing is that is the state of the moment, or a judgement of it:
+/// "our staging is down", "the timestamps are off by one hour", "my branch is behind main".
+pub(super) const STATES: &[&str] = &[
+    "broken", "failing", "down", "slow", "wrong", "off", "missing", "undefined", "null", "nil",
+    "empty", "stuck", "weird", "strange", "odd", "fixed", "done", "ready", "merged", "gone", "red",
+    "green", "different", "out", "behind", "ahead", "outdated", "stale", "corrupted", "corrupt",
+    "busy", "dead", "back", "unreachable", "unavailable", "blocked", "flaky", "fine", "ok",
+    "okay", "good", "bad", "better", "worse", "messy", "mess", "confusing", "annoying", "huge",
+    "correct", "right", "close", "almost", "nearly", "finished", "up", "changed", "updated",
+    "deleted", "removed", "reverted", "renamed", "moved", "failed", "crashed", "gone", "full",
+    "late", "early", "over", "cleaner", "nicer", "faster", "slower", "simpler", "clearer",
+    "similar", "same", "there", "here", "still", "again", "weird", "interesting", "great",
+    "awesome", "terrible", "awful", "nice", "cool", "fun", "hard", "easy", "tricky", "tired",
+    "sorry", "sure", "not", "like", "too", "already", "much", "way", "pretty", "super", "kinda",
+];
+
+/// Words of a guess or an impression: nothing in the sentence is known to be so.
+pub(super) const GUESSES: &[&str] = &[
+    "probably", "maybe", "perhaps", "likely", "unlikely", "apparently", "seemingly",
+    "supposedly", "presumably", "possibly", "guess", "think", "suspect", "wonder", "seems",
+    "looks", "might", "may", "could", "would", "should", "confused", "unsure", "wondering",
+    "somehow", "weirdly", "oddly", "strangely", "suddenly", "randomly",
+];
+
+/// Numbers as words: "two runs with the same seed gave …" counts things seen, it names no kind.
+pub(super) const NUMBERS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "some",
+    "several", "many", "few", "most", "another",
+];
+
+/// Subjects that are a trouble or a thing of the work and the conversation, never a standing
+/// fact's: "the bug is in the parser", "our problem is the cache", "my plan is to split it".
+pub(super) const TROUBLES: &[&str] = &[
+    "bug", "bugs", "error", "errors", "issue", "issues", "problem", "problems", "output",
+    "result", "results", "fix", "crash", "failure", "failures", "exception", "warning",
+    "warnings", "variable", "value", "line", "function", "method", "call", "request", "requests",
+    "response", "query", "change", "changes", "commit", "pr", "diff", "patch", "page", "button",
+    "component", "screen",
+    "form", "field", "loop", "job", "step", "thing", "things", "stuff", "question", "answer",
+    "plan", "idea", "goal", "guess", "point", "reason", "approach", "option", "solution", "way",
+    "trick", "deadline", "task", "ticket", "meeting", "demo", "mistake", "fault", "concern",
+    "worry", "understanding", "take", "feeling", "hunch", "theory", "hope", "suggestion",
+    "proposal", "attempt", "draft", "copy", "message", "messages",
+];
+
+/// What "my …" may name that is the speaker's standing attribute: "my timezone is CET", "my
+/// editor is Neovim".
+pub(super) const PROFILE: &[&str] = &[
+    "timezone", "tz", "zone", "name", "pronouns", "email", "handle", "username", "editor", "ide",
+    "shell", "terminal", "os", "machine", "laptop", "setup", "keyboard", "layout", "hours",
+    "location", "background", "language", "stack", "team", "manager", "boss", "lead", "role",
+    "title", "job", "distro", "browser", "font",
+];
+
+/// Words that point at something said or shown elsewhere: no subject of a standing fact.
+pub(super) const POINTERS: &[&str] = &[
+    "this", "that", "these", "those", "it", "they", "them", "here", "there", "what", "which",
+    "who", "where", "when", "why", "how", "something", "anything", "everything",
+];
+
+/// Prepositions that end a subject's head ("alerts for the android app").
+pub(super) const PREPOSITIONS: &[&str] = &[
+    "for", "in", "of", "on", "at", "from", "with", "to", "under", "behind", "inside", "per",
+    "into", "by", "via", "through", "across", "within", "between", "as",
 ];

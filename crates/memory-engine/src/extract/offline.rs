@@ -20,7 +20,14 @@
 //!   analytics; never flush it", "prod runs Postgres 15, so avoid MERGE" → the whole sentence,
 //!   `feedback` (the reason is the rule's **Why:**);
 //! - about the speaker: a preference ("I prefer …", "I'd rather …", "I hate it when …") or a role
-//!   or background ("I'm the … lead", "I'm a … engineer", "I work on …", "I'm new to …") → `user`.
+//!   or background ("I'm the … lead", "I'm a … engineer", "I work on …", "I'm new to …") → `user`;
+//! - a standing fact stated bare, when its subject, verb and complement all say it stands: "all
+//!   money amounts are stored as integer cents", "our on-call rotation is in PagerDuty", "the
+//!   staging URL is https://…", "payments is owned by the billing team" → `project`; "my timezone
+//!   is CET", "I use Neovim", "I'm on macOS" → `user` — never the state of the work ("the page is
+//!   broken", "the consumer lag is at 200k", "the migration finished"), what was seen ("every
+//!   request times out"), a guess, a search typed as a sentence ("python read csv"), or what the
+//!   same message then asks to change ("X still uses coroutines. can you move it to UniTask?").
 //!
 //! Never a memory: a question (except "could you remember that …?"), a hypothetical ("what if",
 //! "suppose", "if I were …"), a reminder for the person ("remind me", "remember to drink water",
@@ -31,14 +38,15 @@
 //! trees, JSON, code — nor the sentence that introduces it ("remember this git log:").
 //!
 //! It cannot judge what is worth keeping beyond that, so it keeps only what the user asked to be
-//! kept or stated as standing. A statement close to an existing memory of the same type is
-//! merged into it (appended to its body) instead of becoming a near-duplicate.
+//! kept or stated as standing, in so many words. A statement close to an existing memory of the
+//! same type is merged into it (appended to its body) instead of becoming a near-duplicate.
 
 use super::lexicon::{
-    ADVERBS, ANNOUNCING, AUXILIARIES, BACKGROUNDS, CHATTER, CHOICE, DEICTIC, DISCOURSE, ED_VERBS,
-    FOR_THE_PERSON, FUNCTION_WORDS, HABIT_VERBS, HYPOTHETICAL, IMPERATIVES, IRREGULAR_PAST, LISTS,
-    NOT_VERBS, ON_SCREEN, PASTED_NOUNS, PERSONAL_ACTIONS, POLITE, PREFERENCES, PROJECT_SCOPE,
-    RECENT, ROLES, SCOPES, WORK,
+    ADVERBS, ANNOUNCING, AUXILIARIES, BACKGROUNDS, BUILT, CHATTER, CHOICE, DEICTIC, DISCOURSE,
+    ED_VERBS, FOR_THE_PERSON, FUNCTION_WORDS, GUESSES, HABIT_VERBS, HYPOTHETICAL, IMPERATIVES,
+    IRREGULAR_PAST, LISTS, NOT_VERBS, NUMBERS, OBSERVED, ON_SCREEN, PASTED_NOUNS, PERSONAL_ACTIONS,
+    POINTERS, POLITE, PREFERENCES, PREPOSITIONS, PROFILE, PROJECT_SCOPE, RECENT, ROLES, SCOPES,
+    STANDING_COPULAS, STANDING_VERBS, STATES, TROUBLES, WORK,
 };
 use super::pasted;
 use crate::bm25;
@@ -82,11 +90,14 @@ pub fn statements(prompt: &str) -> Vec<Statement> {
         } else {
             None
         };
-        for sentence in &said {
+        for (at, sentence) in said.iter().enumerate() {
+            // "DoorController still uses coroutines. can you move it to UniTask?": what is
+            // described to be changed is the work at hand, not a fact to keep.
+            let changed_next = said[at + 1..].iter().any(|later| asks_to_change_it(later));
             match points_back(sentence) {
                 Some(Back::Previous) => keep(previous.as_deref().and_then(kept_statement)),
                 Some(Back::Within(head)) => keep(kept_statement(head)),
-                None => keep(classify(sentence)),
+                None => keep(classify(sentence, !changed_next)),
             }
             previous = Some(sentence.clone());
         }
@@ -109,10 +120,10 @@ pub fn statements(prompt: &str) -> Vec<Statement> {
                 }
             }
             _ => {
-                keep(classify(&introduction));
+                keep(classify(&introduction, true));
                 for item in &line.items {
                     for sentence in sentences(item) {
-                        keep(classify(&sentence));
+                        keep(classify(&sentence, true));
                     }
                 }
             }
@@ -356,8 +367,26 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The memory `sentence` states, if any (see the module contract).
-fn classify(sentence: &str) -> Option<Statement> {
+/// Whether `sentence` asks for something said before to be changed: a request ("can you move
+/// it to UniTask?", "please rename them") about "it" or "them".
+fn asks_to_change_it(sentence: &str) -> bool {
+    let (lead, polite) = lead_of(sentence);
+    let lead_words = words(lead);
+    let request = polite
+        || sentence.trim_end().ends_with('?')
+        || lead_words
+            .first()
+            .is_some_and(|w| is_base_verb(w) && !FUNCTION_WORDS.contains(&w.as_str()));
+    // "that" may open a clause ("add a check that fails the job"); "it" and "them" point back.
+    request
+        && lead_words
+            .iter()
+            .any(|w| matches!(w.as_str(), "it" | "them"))
+}
+
+/// The memory `sentence` states, if any (see the module contract); `bare_facts`: whether a
+/// standing fact stated bare counts ([`standing_fact`]).
+fn classify(sentence: &str, bare_facts: bool) -> Option<Statement> {
     if pasted::is_pasted_line(sentence) {
         return None;
     }
@@ -370,6 +399,9 @@ fn classify(sentence: &str) -> Option<Statement> {
     if (question && !polite) || chatter || hypothetical(&lower) || for_the_person(&lower) {
         return None;
     }
+    // A request is no statement of how things stand ("can you set up a Dockerfile so Wei can
+    // run the code").
+    let bare_facts = bare_facts && !polite && !question;
     if let Some((trigger, rest)) = trigger_of(lead) {
         return match trigger {
             Trigger::Request => kept_statement(rest),
@@ -401,6 +433,332 @@ fn classify(sentence: &str) -> Option<Statement> {
         .or_else(|| team_habit(lead, &all_words))
         .or_else(|| obligation(lead))
         .or_else(|| rule_with_reason(lead))
+        .or_else(|| {
+            bare_facts
+                .then(|| standing_fact(lead, &all_words))
+                .flatten()
+        })
+}
+
+/// A standing fact stated bare, with no word asking to keep it: "all money amounts are stored
+/// as integer cents", "our on-call rotation is in PagerDuty", "the staging URL is
+/// https://staging.acme.dev", "payments is owned by the billing team", "my timezone is CET".
+/// What makes a statement standing rather than the state of the work at hand is read from its
+/// three parts:
+///
+/// - the subject is the project's own or a kind of thing — "our …", "all / every / each …", a
+///   name or a bare noun ("payments", "prod deploys") — or the speaker's standing attribute
+///   ("my timezone", "my editor"); "the …" only when what follows gives a value to look up (a
+///   URL, a path, a version, a name: "the staging URL is https://…", "the mobile app still
+///   supports iOS 15"). Never a trouble or a thing of the conversation ("the bug", "the test",
+///   "our problem", "my plan", "my branch") nor what points elsewhere ("this", "it");
+/// - the verb is present and simple: "is", "has", "can", or a verb of how things stand ("lives
+///   in", "goes through", "belongs to", "uses", "supports") — not one that reports what was
+///   seen ("fails", "returns", "times out", "looks"), not progressive ("is failing"), not
+///   perfect ("has been"), no guess ("probably", "seems");
+/// - what it is said to be is no state of the moment ("down", "broken", "slow", "ready",
+///   "off by one hour") and no bare participle ("the file is deleted").
+fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let lower = lead.to_ascii_lowercase();
+    // A guess, a question without its mark ("python read csv skip header row", "go vs rust,
+    // what's better"), puzzlement ("for some reason"), a comparison with the moment ("bigger
+    // than expected") or a recurrence ("again") is no standing fact.
+    let unsure = lead_words.iter().any(|w| {
+        GUESSES.contains(&w.as_str())
+            || matches!(
+                w.as_str(),
+                "what" | "what's" | "whats" | "how" | "why" | "whether" | "vs" | "versus" | "again"
+            )
+    }) || lead_words.windows(2).any(|pair| match pair[0].as_str() {
+        "some" => pair[1] == "reason",
+        "than" => matches!(
+            pair[1].as_str(),
+            "expected" | "usual" | "before" | "normal" | "yesterday" | "last" | "it" | "i"
+        ),
+        _ => false,
+    });
+    // "~300 jobs backed up": an amount read off something.
+    let approximate = lower.contains(" ~");
+    if unsure || approximate || about_now(lead_words, false) || content_count(lead_words) < 3 {
+        return None;
+    }
+    if let Some(tools) = speakers_tools(lead, lead_words) {
+        return Some(tools);
+    }
+    let subject = fact_subject(lead_words)?;
+    let (verb_at, verb) = fact_verb(lead_words, subject.start)?;
+    let words_of_subject = &lead_words[subject.start..verb_at];
+    let particular = subject.particular;
+    let of_the_moment = |w: &str| {
+        TROUBLES.contains(&w)
+            || POINTERS.contains(&w)
+            // "pod stuck pending with …": a state, not a kind of thing.
+            || (STATES.contains(&w) && !is_adverb(w))
+            || matches!(w, "first" | "second" | "third" | "other" | "former" | "latter" | "one")
+            // "the new QM9 numbers are in results/": what was just made; "the python in my
+            // venv": the speaker's own copy of it, as it is now.
+            || (particular
+                && matches!(w, "new" | "newest" | "latest" | "current" | "recent" | "my"))
+    };
+    let subject_ok = subject_head(words_of_subject).is_some()
+        && !words_of_subject.iter().any(|w| of_the_moment(w));
+    // "Lin says the event is in the bank", "sync for the payments app, …": the verb found is
+    // not the subject's when a clause, a pause or quoted code stands between them.
+    let before_verb = lower
+        .split_whitespace()
+        .take_while(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) != verb)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let interrupted =
+        before_verb.contains([',', ':', ';', '(', '—', '`']) || before_verb.contains(" - ");
+    // "my timezone", "my editor"; "my branch", "my code" are the work at hand.
+    let standing_attribute = subject.memory_type != MemoryType::User
+        || words_of_subject
+            .iter()
+            .any(|w| PROFILE.contains(&w.as_str()));
+    if !subject_ok || interrupted || !standing_attribute {
+        return None;
+    }
+    // "the handler needs to return 201", "the rider app needs break_minutes": what the task at
+    // hand needs, not how things stand.
+    if verb.starts_with("need") && (particular || at_word(lead_words, verb_at + 1) == "to") {
+        return None;
+    }
+    if !complement_stands(lead_words, verb_at) {
+        return None;
+    }
+    // "the …" names something particular; it stands when the statement relates it to something
+    // else ("the search service belongs to the discovery team") or gives it a value ("the
+    // staging URL is https://…"); "the page is …", "the cache has …" alone are the work at hand.
+    if particular && STANDING_COPULAS.contains(&verb) && !gives_value(lead) {
+        return None;
+    }
+    Some(statement(
+        subject.memory_type,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    ))
+}
+
+fn at_word(words: &[String], i: usize) -> &str {
+    words.get(i).map(String::as_str).unwrap_or("")
+}
+
+/// Whose a standing fact is and where its subject starts.
+struct FactSubject {
+    memory_type: MemoryType,
+    start: usize,
+    /// "the …": something particular, which stands only with a value or a relation.
+    particular: bool,
+}
+
+/// The subject of a standing fact: the project's own ("our …"), a kind ("all / every / each
+/// …"), something particular ("the …"), the speaker's ("my …"), or a name or bare noun.
+fn fact_subject(words: &[String]) -> Option<FactSubject> {
+    let at = |i: usize| at_word(words, i);
+    let (memory_type, start, particular) = match at(0) {
+        "our" => (MemoryType::Project, 1, false),
+        "my" => (MemoryType::User, 1, false),
+        "all" | "every" | "each" | "both" => match at(1) {
+            "time" | "of" | "good" | "set" | "done" | "right" | "fine" | "day" => return None,
+            "the" => (MemoryType::Project, 2, false),
+            _ => (MemoryType::Project, 1, false),
+        },
+        "the" => (MemoryType::Project, 1, true),
+        // A name or a bare noun: not a pronoun, a pointer, a number, a contraction ("let's"),
+        // a verb or a word of grammar. A word followed by a determiner is a verb ("refactor the
+        // parser").
+        first
+            if !matches!(
+                at(1),
+                "the" | "a" | "an" | "my" | "our" | "your" | "this" | "that"
+            ) && !first.contains('\'')
+                && !first.starts_with(|c: char| c.is_ascii_digit())
+                && !NUMBERS.contains(&first)
+                && !FUNCTION_WORDS.contains(&first)
+                && !DEICTIC.contains(&first)
+                && !NOT_VERBS.contains(&first)
+                && !is_rule_word(first)
+                && !IMPERATIVES.contains(&first)
+                && !is_adverb(first)
+                && !matches!(first, "i" | "he" | "she" | "they" | "everyone") =>
+        {
+            (MemoryType::Project, 0, false)
+        }
+        _ => return None,
+    };
+    Some(FactSubject {
+        memory_type,
+        start,
+        particular,
+    })
+}
+
+/// Where a standing fact's verb is and what it is: the first word of the clause that reads as a
+/// verb, within eight words of the subject's start. It must be a form of "be", "have", "can" or
+/// a verb of how things stand that agrees with the subject's head ("prod deploys go", "staging
+/// lives"; in "python read csv" or "the API rate limit is" the word is a noun). A past tense
+/// ("the migration finished"; a participle before a preposition, "messages shown to users",
+/// only describes the subject), a verb that reports what was seen ("the report shows", "Lin
+/// says") or a modal ("must have been") first means the sentence is no standing fact.
+fn fact_verb(words: &[String], subject_start: usize) -> Option<(usize, &str)> {
+    for i in subject_start + 1..(subject_start + 9).min(words.len()) {
+        let word = words[i].as_str();
+        let next = at_word(words, i + 1);
+        if STANDING_COPULAS.contains(&word) {
+            return Some((i, word));
+        }
+        if is_standing_verb(word) && words[i - 1] != "to" {
+            let head = subject_head(&words[subject_start..i])?;
+            let plural = third_person(head) || (head.len() == 3 && head.ends_with('s'));
+            if plural != third_person(word) {
+                return Some((i, word));
+            }
+            continue;
+        }
+        let observed = base_forms(word).any(|base| OBSERVED.contains(&base.as_str()));
+        let describing = is_past(word) && PREPOSITIONS.contains(&next);
+        if (is_past(word) && !describing) || observed || AUXILIARIES.contains(&word) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The word a subject is about: its last word before a preposition ("Sentry alerts for the
+/// android app" → "alerts"), adverbs aside; none when that is a word of grammar.
+fn subject_head(subject: &[String]) -> Option<&str> {
+    let before_preposition = subject
+        .iter()
+        .position(|w| PREPOSITIONS.contains(&w.as_str()))
+        .unwrap_or(subject.len());
+    subject[..before_preposition]
+        .iter()
+        .rev()
+        .map(String::as_str)
+        .find(|w| !is_adverb(w) && !matches!(*w, "only" | "also" | "all" | "both"))
+        .filter(|w| !FUNCTION_WORDS.contains(w))
+}
+
+/// Whether what follows a standing fact's verb is how things stand: not progressive ("is
+/// failing"), not perfect ("has been"), no state of the moment ("is down", "is already in the
+/// bank"), no bare participle ("is deleted"), no reading ("the consumer lag is at 200k", "has
+/// ~300 jobs").
+fn complement_stands(words: &[String], verb_at: usize) -> bool {
+    let at = |i: usize| at_word(words, i);
+    let verb = at(verb_at);
+    let mut i = verb_at + 1;
+    while matches!(
+        at(i),
+        "not" | "no" | "longer" | "always" | "only" | "also" | "all" | "both"
+    ) || is_adverb(at(i))
+    {
+        i += 1;
+    }
+    let (next, after) = (at(i), at(i + 1));
+    if next.is_empty() || STATES.contains(&next) {
+        return false;
+    }
+    let reading = matches!(verb, "is" | "are")
+        && (matches!(
+            next,
+            "at" | "around" | "about" | "over" | "under" | "above" | "below"
+        ) && is_quantity(after)
+            || is_quantity(next) && STATES.contains(&after));
+    let stands = match verb {
+        // "has been", "have changed": what happened, not what is.
+        "has" | "have" => !is_past(next),
+        // "can have several workspaces", "doesn't support batching": what holds always.
+        "can" | "cannot" | "can't" => is_base_verb(next) && !OBSERVED.contains(&next),
+        "doesn't" | "don't" => is_standing_verb(next),
+        // "is owned by billing", "are stored as cents": a participle with what it is done by
+        // or with; bare ("is deleted") it is a state.
+        _ if is_past(next) => !after.is_empty(),
+        _ => !(next.len() > 4 && next.ends_with("ing")),
+    };
+    stands && !reading
+}
+
+/// The speaker's own tools and setup: "I use Neovim, not VS Code", "I'm on Windows with WSL",
+/// "I'm in CET".
+fn speakers_tools(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    let mut i = match lead_words.first().map(String::as_str) {
+        Some("i") => 1,
+        Some("i'm") => 1,
+        _ => return None,
+    };
+    while lead_words.get(i).is_some_and(|w| is_adverb(w)) {
+        i += 1;
+    }
+    let object = lead_words.get(i + 1).map(String::as_str).unwrap_or("");
+    let tools = match (
+        lead_words[0].as_str(),
+        lead_words.get(i).map(String::as_str),
+    ) {
+        // "I run everything inside a devcontainer"; "I use it", "I run them" point elsewhere.
+        ("i", Some("use" | "run" | "develop" | "code")) => {
+            !matches!(object, "this" | "that" | "it" | "them" | "these" | "those")
+                && !NOT_VERBS.contains(&object)
+        }
+        // "I'm on macOS", "I'm in CET": a name; "I'm on the auth bug" is the work at hand.
+        ("i'm", Some("on" | "in")) => lead
+            .split_whitespace()
+            .skip(i + 1)
+            .find(|w| !matches!(w.to_ascii_lowercase().as_str(), "a" | "an"))
+            .and_then(|w| w.chars().next())
+            .is_some_and(char::is_uppercase),
+        _ => false,
+    };
+    tools.then(|| {
+        statement(
+            MemoryType::User,
+            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+        )
+    })
+}
+
+/// A measured amount: "200k", "95%", "3.2s", "1500ms".
+fn is_quantity(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_digit())
+        && word.chars().filter(|c| c.is_alphabetic()).count() <= 3
+        && !word.contains(['/', ':'])
+}
+
+/// Whether a verb says how things stand ("lives", "goes", "belongs", "uses"), in its base form
+/// or its third person.
+fn is_standing_verb(word: &str) -> bool {
+    base_forms(word).any(|base| STANDING_VERBS.contains(&base.as_str()))
+}
+
+/// What base form a verb may have: itself, or its third person's ("lives" → "live", "goes" →
+/// "go", "relies" → "rely").
+fn base_forms(word: &str) -> impl Iterator<Item = String> + '_ {
+    let ies = word.strip_suffix("ies").map(|stem| format!("{stem}y"));
+    [
+        Some(word.to_owned()),
+        word.strip_suffix('s').map(str::to_owned),
+        word.strip_suffix("es").map(str::to_owned),
+        ies,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Whether a statement names something to look up: a URL, a path, a version or a number, a
+/// name (a capitalised word after the first), an identifier (`snake_case`, `dotted.name`,
+/// quoted).
+fn gives_value(lead: &str) -> bool {
+    lead.split_whitespace().skip(1).any(|token| {
+        let token = token.trim_end_matches([',', '.', ';', ':', ')', '!', '?']);
+        token.contains("://")
+            || token.contains('/')
+            || token.chars().any(|c| c.is_ascii_digit())
+            || token.starts_with(['\'', '"', '`'])
+            || token.contains('_')
+            || (token.contains('.') && !token.ends_with('.'))
+            || token.chars().next().is_some_and(char::is_uppercase)
+                && token != "I"
+                && !token.starts_with("I'")
+    })
 }
 
 /// What joins a statement to the rule it gives a reason for: "…; never flush it", "…, so avoid
@@ -474,8 +832,12 @@ fn obligation(lead: &str) -> Option<Statement> {
     let first = subject.first()?.as_str();
     // A particular thing's obligation is the task at hand ("the endpoint must return 404", "my
     // PR must go in first"); a standing rule binds a kind of thing ("passwords", "all new
-    // endpoints", "customer data", "our API").
-    let particular = matches!(first, "the" | "my" | "your" | "his" | "her" | "their");
+    // endpoints", "customer data", "our API") or the whole of what is built ("the library must
+    // stay compatible with Python 3.8").
+    let the_whole = first == "the"
+        && subject.len() == 2
+        && (PROJECT_SCOPE.contains(&subject[1].as_str()) || BUILT.contains(&subject[1].as_str()));
+    let particular = matches!(first, "the" | "my" | "your" | "his" | "her" | "their") && !the_whole;
     if particular
         || DEICTIC.contains(&first)
         || matches!(first, "i" | "we" | "you" | "i'm" | "we're")
@@ -1354,6 +1716,86 @@ mod tests {
 
     /// Text of any shape is read without a panic: multibyte characters where a rule slices,
     /// lone punctuation, a long pasted block with no blank line.
+    #[test]
+    fn bare_standing_facts_are_kept_and_the_state_of_the_work_is_not() {
+        let project = |text: &str| vec![(MemoryType::Project, capitalize(text))];
+        for fact in [
+            "All dates in the API are ISO 8601 strings in UTC",
+            "our feature flags live in LaunchDarkly",
+            "every service exposes its metrics on port 9102",
+            "The marketing site is hosted on https://www.example.org",
+            "the analytics pipeline belongs to the data platform team",
+            "Staging deploys go through a manual approval in Spinnaker",
+            "refunds are handled by the ledger service",
+            "customers can have several billing addresses",
+            "Our API doesn't support batch requests",
+            "search indexes are rebuilt nightly by a cron job",
+        ] {
+            assert_eq!(kinds(fact), project(fact));
+        }
+        assert_eq!(
+            kinds("my timezone is PST and I start around 10"),
+            [(
+                MemoryType::User,
+                "My timezone is PST and I start around 10".to_owned()
+            )]
+        );
+        assert_eq!(
+            kinds("I use Emacs with evil-mode"),
+            [(MemoryType::User, "I use Emacs with evil-mode".to_owned())]
+        );
+        assert_eq!(
+            kinds("hmm, I'm in Lisbon so mornings are best for me"),
+            [(
+                MemoryType::User,
+                "I'm in Lisbon so mornings are best for me".to_owned()
+            )]
+        );
+        // The whole of what is built binds as a kind does.
+        assert_eq!(
+            kinds("The SDK must stay compatible with Java 11."),
+            [(
+                MemoryType::Feedback,
+                "The SDK must stay compatible with Java 11".to_owned()
+            )]
+        );
+        // A fact beside a request stays a fact; one the request then changes does not.
+        assert_eq!(
+            kinds("the billing service talks to Stripe through a proxy. can you add retries?"),
+            project("the billing service talks to Stripe through a proxy")
+        );
+        assert!(
+            kinds("the importer still uses a global lock. can you make it per table?").is_empty()
+        );
+        for prompt in [
+            // The state of the work, a reading, what happened, what was seen.
+            "our staging environment is down",
+            "the checkout page is broken on Safari",
+            "the queue depth is at 12k",
+            "the migration finished",
+            "the search results are off by one page",
+            "every request to /orders times out",
+            "the function returns null for an empty list",
+            "Lin says the new config is already deployed",
+            "my branch is behind main",
+            "the new handler needs to validate the payload",
+            "the bundle is way bigger than expected",
+            "CI is red again",
+            // Guesses, plans, questions without their mark, searches, a thing of the task.
+            "the problem is probably the DNS",
+            "my plan is to split the parser into two files",
+            "python read json file",
+            "go vs rust for a cli tool, which is better",
+            "the bug is in the date parser",
+            "Two builds with the same commit produced different hashes",
+            "Let's use serde for this",
+            "Refactor the parser to use an iterator.",
+            "the cache has stale entries",
+        ] {
+            assert!(kinds(prompt).is_empty(), "{prompt}: {:?}", kinds(prompt));
+        }
+    }
+
     #[test]
     fn odd_text_is_read_without_a_panic() {
         let long_block = format!("remember:\n{}", "some words here\n".repeat(20_000));
