@@ -9,7 +9,8 @@ pub(super) const DISCOURSE: &[&str] = &[
     "ok so", "okay so", "ok", "okay", "oh and", "oh also", "oh", "hmm", "hmmm", "hm", "um", "uh",
     "hey", "hi", "hello", "so", "also",
     "and", "but", "btw", "by the way", "one more thing", "one thing", "sounds good", "great",
-    "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "well", "please",
+    "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "right,", "well",
+    "please",
     "pls", "plz", "kindly", "actually", "yes", "yeah",
     "yep", "got it", "understood", "important", "just", "around here", "here", "in this repo",
     "in this repository", "in this project", "in this codebase", "in this team", "in our team",
@@ -272,10 +273,11 @@ pub(super) const GUESSES: &[&str] = &[
     "somehow", "weirdly", "oddly", "strangely", "suddenly", "randomly",
 ];
 
-/// Numbers as words: "two runs with the same seed gave …" counts things seen, it names no kind.
+/// Numbers as words: "two runs with the same seed gave …" counts things seen, it names no kind;
+/// "we have three environments" counts what the team has.
 pub(super) const NUMBERS: &[&str] = &[
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "some",
-    "several", "many", "few", "most", "another",
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
 ];
 
 /// Subjects that are a trouble or a thing of the work and the conversation, never a standing

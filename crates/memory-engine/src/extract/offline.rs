@@ -9,8 +9,9 @@
 //!   following", a question word ("remember what we changed") or something the conversation did
 //!   ("the command we used") keeps nothing: the content is elsewhere, usually pasted;
 //! - a standing rule: "from now on / going forward …", an imperative with "always", "never",
-//!   "don't", "avoid", "stop …ing" (also after "if/when …,"), "remember to / make sure to …" only
-//!   when habitual ("always", "every", "whenever", "before committing") → `feedback`;
+//!   "don't", "avoid", "stop …ing", "no …ing" (also after "if/when …,"), "remember to / make
+//!   sure to …" only when habitual ("always", "every", "whenever", "before committing") →
+//!   `feedback`;
 //! - the team's habit: "we always / never / usually / don't …", "we use / deploy / pin …"
 //!   (present tense) → `project`;
 //! - an obligation of the project's things: "customer data must stay in the EU", "passwords
@@ -23,11 +24,12 @@
 //!   or background ("I'm the … lead", "I'm a … engineer", "I work on …", "I'm new to …") → `user`;
 //! - a standing fact stated bare, when its subject, verb and complement all say it stands: "all
 //!   money amounts are stored as integer cents", "our on-call rotation is in PagerDuty", "the
-//!   staging URL is https://…", "payments is owned by the billing team" → `project`; "my timezone
-//!   is CET", "I use Neovim", "I'm on macOS" → `user` — never the state of the work ("the page is
-//!   broken", "the consumer lag is at 200k", "the migration finished"), what was seen ("every
-//!   request times out"), a guess, a search typed as a sentence ("python read csv"), or what the
-//!   same message then asks to change ("X still uses coroutines. can you move it to UniTask?").
+//!   staging URL is https://…", "payments is owned by the billing team", "there are two invoice
+//!   numbering series" → `project`; "my timezone is CET", "I use Neovim", "I'm on macOS" →
+//!   `user` — never the state of the work ("the page is broken", "the consumer lag is at 200k",
+//!   "the migration finished"), what was seen ("every request times out"), a guess, a search
+//!   typed as a sentence ("python read csv"), or what the same message then asks to change ("X
+//!   still uses coroutines. can you move it to UniTask?").
 //!
 //! Never a memory: a question (except "could you remember that …?"), a hypothetical ("what if",
 //! "suppose", "if I were …"), a reminder for the person ("remind me", "remember to drink water",
@@ -274,6 +276,8 @@ const TRIGGERS: &[(&str, Trigger)] = &[
     ("for next time", Trigger::Request),
     ("for reference", Trigger::Request),
     ("for the record", Trigger::Request),
+    ("context for later", Trigger::Request),
+    ("for context", Trigger::Request),
     ("fyi", Trigger::Request),
     ("f.y.i.", Trigger::Request),
     // "Heads up" announces something the listener should know, as "FYI" does.
@@ -461,14 +465,10 @@ fn classify(sentence: &str, bare_facts: bool) -> Option<Statement> {
 fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
     let lower = lead.to_ascii_lowercase();
     // A guess, a question without its mark ("python read csv skip header row", "go vs rust,
-    // what's better"), puzzlement ("for some reason"), a comparison with the moment ("bigger
-    // than expected") or a recurrence ("again") is no standing fact.
+    // what's better"), puzzlement ("for some reason"), progress ("already"), a comparison with
+    // the moment ("bigger than expected") or a recurrence ("again") is no standing fact.
     let unsure = lead_words.iter().any(|w| {
-        GUESSES.contains(&w.as_str())
-            || matches!(
-                w.as_str(),
-                "what" | "what's" | "whats" | "how" | "why" | "whether" | "vs" | "versus" | "again"
-            )
+        GUESSES.contains(&w.as_str()) || matches!(w.as_str(), "vs" | "versus" | "again" | "already")
     }) || lead_words.windows(2).any(|pair| match pair[0].as_str() {
         "some" => pair[1] == "reason",
         "than" => matches!(
@@ -476,7 +476,7 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
             "expected" | "usual" | "before" | "normal" | "yesterday" | "last" | "it" | "i"
         ),
         _ => false,
-    });
+    }) || asks_unmarked(&lower);
     // "~300 jobs backed up": an amount read off something.
     let approximate = lower.contains(" ~");
     if unsure || approximate || about_now(lead_words, false) || content_count(lead_words) < 3 {
@@ -485,13 +485,20 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
     if let Some(tools) = speakers_tools(lead, lead_words) {
         return Some(tools);
     }
+    if lead_words.first().is_some_and(|w| w == "there") {
+        return what_there_is(lead, lead_words);
+    }
     let subject = fact_subject(lead_words)?;
     let (verb_at, verb) = fact_verb(lead_words, subject.start)?;
     let words_of_subject = &lead_words[subject.start..verb_at];
     let particular = subject.particular;
-    let of_the_moment = |w: &str| {
-        TROUBLES.contains(&w)
-            || POINTERS.contains(&w)
+    let of_the_moment = |at: usize, w: &str| {
+        // "this repo", "that team": the standing scope, as in `about_now`.
+        let scope = matches!(w, "this" | "that")
+            && words_of_subject
+                .get(at + 1)
+                .is_some_and(|next| PROJECT_SCOPE.contains(&next.as_str()));
+        (POINTERS.contains(&w) && !scope)
             // "pod stuck pending with …": a state, not a kind of thing.
             || (STATES.contains(&w) && !is_adverb(w))
             || matches!(w, "first" | "second" | "third" | "other" | "former" | "latter" | "one")
@@ -500,8 +507,12 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
             || (particular
                 && matches!(w, "new" | "newest" | "latest" | "current" | "recent" | "my"))
     };
-    let subject_ok = subject_head(words_of_subject).is_some()
-        && !words_of_subject.iter().any(|w| of_the_moment(w));
+    // "the bug in the parser", "my plan": the subject is a trouble or a thing of the work.
+    let subject_ok = subject_head(words_of_subject).is_some_and(|head| !TROUBLES.contains(&head))
+        && !words_of_subject
+            .iter()
+            .enumerate()
+            .any(|(at, w)| of_the_moment(at, w));
     // "Lin says the event is in the bank", "sync for the payments app, …": the verb found is
     // not the subject's when a clause, a pause or quoted code stands between them.
     let before_verb = lower
@@ -530,7 +541,11 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
     // "the …" names something particular; it stands when the statement relates it to something
     // else ("the search service belongs to the discovery team") or gives it a value ("the
     // staging URL is https://…"); "the page is …", "the cache has …" alone are the work at hand.
-    if particular && STANDING_COPULAS.contains(&verb) && !gives_value(lead) {
+    if particular
+        && STANDING_COPULAS.contains(&verb)
+        && !gives_value(lead)
+        && !passive_relation(lead_words, verb_at)
+    {
         return None;
     }
     Some(statement(
@@ -541,6 +556,52 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
 
 fn at_word(words: &[String], i: usize) -> &str {
     words.get(i).map(String::as_str).unwrap_or("")
+}
+
+/// Whether a clause of `lower` opens as a question without its mark: "php include vs require,
+/// what's the difference", "tcp keepalive vs http keep-alive, are they the same thing".
+fn asks_unmarked(lower: &str) -> bool {
+    lower.split([',', ':', ';', '—']).any(|clause| {
+        let first = clause.split_whitespace().next().unwrap_or("");
+        matches!(
+            first,
+            "what"
+                | "what's"
+                | "whats"
+                | "how"
+                | "why"
+                | "whether"
+                | "where"
+                | "is"
+                | "are"
+                | "does"
+                | "do"
+                | "can"
+                | "should"
+        )
+    })
+}
+
+/// What there is, counted or as the only one, as a kind: "there are two invoice numbering
+/// series", "there's only one prod database" — not a trouble or a state ("there are 3 failing
+/// tests", "there is a bug in …").
+fn what_there_is(lead: &str, lead_words: &[String]) -> Option<Statement> {
+    // `words` reads "there's" as "there".
+    let mut what = 1;
+    if matches!(at_word(lead_words, what), "is" | "are") {
+        what += 1;
+    }
+    let counted = at_word(lead_words, what);
+    let counted = counted.parse::<u32>().is_ok() || NUMBERS.contains(&counted) || counted == "only";
+    let troubled = lead_words[what..]
+        .iter()
+        .any(|w| TROUBLES.contains(&w.as_str()) || STATES.contains(&w.as_str()));
+    (counted && !troubled).then(|| {
+        statement(
+            MemoryType::Project,
+            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+        )
+    })
 }
 
 /// Whose a standing fact is and where its subject starts.
@@ -574,6 +635,10 @@ fn fact_subject(words: &[String]) -> Option<FactSubject> {
             ) && !first.contains('\'')
                 && !first.starts_with(|c: char| c.is_ascii_digit())
                 && !NUMBERS.contains(&first)
+                && !matches!(
+                    first,
+                    "some" | "several" | "many" | "few" | "most" | "another"
+                )
                 && !FUNCTION_WORDS.contains(&first)
                 && !DEICTIC.contains(&first)
                 && !NOT_VERBS.contains(&first)
@@ -608,8 +673,12 @@ fn fact_verb(words: &[String], subject_start: usize) -> Option<(usize, &str)> {
             return Some((i, word));
         }
         if is_standing_verb(word) && words[i - 1] != "to" {
-            let head = subject_head(&words[subject_start..i])?;
-            let plural = third_person(head) || (head.len() == 3 && head.ends_with('s'));
+            let subject = &words[subject_start..i];
+            let head = subject_head(subject)?;
+            // "the planner and the controller share one workspace": two are many.
+            let plural = third_person(head)
+                || (head.len() == 3 && head.ends_with('s'))
+                || subject.iter().any(|w| w == "and");
             if plural != third_person(word) {
                 return Some((i, word));
             }
@@ -637,6 +706,23 @@ fn subject_head(subject: &[String]) -> Option<&str> {
         .map(String::as_str)
         .find(|w| !is_adverb(w) && !matches!(*w, "only" | "also" | "all" | "both"))
         .filter(|w| !FUNCTION_WORDS.contains(w))
+}
+
+/// Whether a form of "be" joins its subject to something else by a participle: "is shared
+/// between the app and the dashboard", "is owned by billing", "are hosted on Fly".
+fn passive_relation(words: &[String], verb_at: usize) -> bool {
+    let mut i = verb_at + 1;
+    while is_adverb(at_word(words, i)) || at_word(words, i) == "only" {
+        i += 1;
+    }
+    let (preposition, object) = (at_word(words, i + 1), at_word(words, i + 2));
+    // "are shifted by a day", "is off by one": a measure of what went wrong, no relation.
+    let measure = preposition == "by"
+        && (matches!(object, "a" | "an") || NUMBERS.contains(&object) || is_quantity(object));
+    matches!(at_word(words, verb_at), "is" | "are")
+        && is_past(at_word(words, i))
+        && PREPOSITIONS.contains(&preposition)
+        && !measure
 }
 
 /// Whether what follows a standing fact's verb is how things stand: not progressive ("is
@@ -755,6 +841,9 @@ fn gives_value(lead: &str) -> bool {
             || token.starts_with(['\'', '"', '`'])
             || token.contains('_')
             || (token.contains('.') && !token.ends_with('.'))
+            // "(fw-boot)", "user-events": a name.
+            || token.starts_with('(')
+            || token.trim_matches('-').contains('-')
             || token.chars().next().is_some_and(char::is_uppercase)
                 && token != "I"
                 && !token.starts_with("I'")
@@ -1048,6 +1137,8 @@ fn rule_of(lead: &str, lead_words: &[String], antecedent: bool) -> Option<Statem
         ("not", _) if addressed > 0 => ("don't", 1),
         (word @ ("always" | "never" | "avoid" | "stop"), _) => (word, 1),
         ("quit", _) => ("stop", 1),
+        // "no pushing straight to main": a prohibition without its verb.
+        ("no", _) => ("no", 1),
         // "prefer X over Y", "use pnpm, not npm": a standing choice, not "use the second one".
         (word @ ("prefer" | "use"), _) if contrasted && addressed == 0 => (word, 0),
         _ => return None,
@@ -1057,7 +1148,7 @@ fn rule_of(lead: &str, lead_words: &[String], antecedent: bool) -> Option<Statem
     }
     let head = at(i);
     let imperative = match marker {
-        "stop" => head.len() > 4 && head.ends_with("ing"),
+        "stop" | "no" => head.len() > 4 && head.ends_with("ing"),
         "avoid" | "prefer" | "use" => !head.is_empty() && !NOT_VERBS.contains(&head),
         _ => is_base_verb(head),
     };
@@ -1275,10 +1366,15 @@ fn team_habit(lead: &str, lead_words: &[String]) -> Option<Statement> {
         word if singular && third_person(word) => &word[..word.len() - 1],
         word => word,
     };
+    // "we have three environments": what the team has, counted (not "we have a problem").
+    let number = at(i + 1);
+    let counted = head == "have"
+        && (number.parse::<u32>().is_ok() || NUMBERS.contains(&number))
+        && !TROUBLES.contains(&at(i + 2));
     let present = if habitual {
         is_base_verb(head)
     } else {
-        HABIT_VERBS.contains(&head)
+        HABIT_VERBS.contains(&head) || counted
     };
     // "We use it everywhere": what "it" is was said elsewhere.
     let pointed = matches!(
@@ -1388,14 +1484,23 @@ fn has_finite_verb(words: &[String]) -> bool {
             || (i < last && matches!(w, "i" | "we" | "you" | "they" | "he" | "she"))
             || (i >= 1 && i < last && third_person(w))
             || (i == 0 && (is_rule_word(w) || IMPERATIVES.contains(&w)))
-    })
+    }) || prohibits(words)
 }
 
-/// Whether a clause is itself a rule ("never log request bodies").
+/// Whether a clause is itself a rule ("never log request bodies", "no pushing to main").
 fn is_rule(words: &[String]) -> bool {
     words
         .first()
         .is_some_and(|w| is_rule_word(w) || IMPERATIVES.contains(&w.as_str()))
+        || prohibits(words)
+}
+
+/// "no pushing straight to main", "no logging of request bodies": "no" with a gerund.
+fn prohibits(words: &[String]) -> bool {
+    words.first().is_some_and(|w| w == "no")
+        && words
+            .get(1)
+            .is_some_and(|w| w.len() > 4 && w.ends_with("ing"))
 }
 
 fn is_rule_word(word: &str) -> bool {
@@ -1767,6 +1872,28 @@ mod tests {
         assert!(
             kinds("the importer still uses a global lock. can you make it per table?").is_empty()
         );
+        // What there is, counted; a prohibition without its verb; a passive relation.
+        for fact in [
+            "there are three regions, each with its own database",
+            "The payroll service is maintained by the platform team",
+        ] {
+            assert_eq!(kinds(fact), project(fact));
+        }
+        assert_eq!(
+            kinds("no logging of request bodies, they hold card numbers"),
+            [(
+                MemoryType::Feedback,
+                "No logging of request bodies, they hold card numbers".to_owned()
+            )]
+        );
+        for prompt in [
+            "there are 3 failing tests in the auth module",
+            "the prices in the feed are shifted by a cent",
+            "build 17 is still on the old runner, the others moved already",
+            "no idea why this happens",
+        ] {
+            assert!(kinds(prompt).is_empty(), "{prompt}: {:?}", kinds(prompt));
+        }
         for prompt in [
             // The state of the work, a reading, what happened, what was seen.
             "our staging environment is down",
