@@ -7,13 +7,17 @@
 //! yesterday" → "we shipped on 2026-11-18", "last Thursday" → "on 2026-11-12 (Thursday)",
 //! "next week" → "the week of 2026-11-23", "last month" → "in October 2026", "since last
 //! month" → "since October 2026", "yesterday's standup" → "2026-11-18's standup". A capital at
-//! the start of the phrase is kept.
+//! the start of the phrase is kept. A day or weekend named with no "last" or "next" ("on
+//! Monday", "over the weekend") is read by the tense of its clause: in the past, the last one
+//! before the day of writing; ahead ("will", "is due"), the next one; in neither, it is
+//! a habit or a schedule ("standup is on Monday", "we never deploy on the weekend") and no date.
 //!
 //! Left as written, and named in the summary, where English gives no one date: "the other day",
 //! "a few days ago", "last Friday" written on a Saturday (yesterday, or the Friday of last
 //! week?), "next Tuesday" written on a Monday (tomorrow, or a week later?), "next weekend" on a
-//! weekday, "in 3 days" with nothing saying it is ahead ("fixed in 3 days" is a duration), and
-//! any phrase inside a quotation (the words as said). Spans are not dates and are not touched:
+//! weekday, "on Wednesday" written on a Wednesday and "over the weekend" written on one (today
+//! or a week away), "in 3 days" with nothing saying it is ahead ("fixed in 3 days" is a
+//! duration), and any phrase inside a quotation (the words as said). Spans are not dates and are not touched:
 //! "the last week", "every next month". Never rewritten: frontmatter other than `description`,
 //! code spans and fences, URLs, link targets, HTML tags.
 //!
@@ -308,7 +312,10 @@ static RELATIVE_DATE: LazyLock<Regex> = LazyLock::new(|| {
         | the\s+(?P<after_next>week|month|year)\s+after\s+next
         | (?P<edge>earlier|later)\s+(?:(?P<edge_today>today)|this\s+(?P<edge_span>week|month|year))
         | (?P<part_day>yesterday|today|tomorrow)\s+(?P<part>morning|afternoon|evening|night)
+        | (?P<past_weekend>(?:this|the)\s+past\s+weekend)
         | (?P<rel>last|next|this)\s+(?P<target>{WEEKDAY}|weekend|week|month|quarter|year)
+        | (?P<the_weekend>the\s+weekend)
+        | on\s+(?P<bare_weekday>{WEEKDAY})
         | (?P<ago_n>{NUMBER})\s+(?P<ago_unit>{UNIT})\s+ago
         | (?P<ahead_n>{NUMBER})\s+(?P<ahead_unit>{UNIT})\s+from\s+(?:now|today)
         | (?P<vague>(?:{VAGUE})\s+{UNIT}\s+ago|in\s+(?:{VAGUE})\s+{UNIT}|the\s+other\s+day)
@@ -446,8 +453,20 @@ pub(super) fn rewrite_relative_dates(text: &str, from: usize, date: NaiveDate) -
         let Some(role) = role_of(text, &range) else {
             continue;
         };
+        // "the weekend of 2026-11-21" is what this step writes, not a phrase to read again.
+        let written_out =
+            caps.name("the_weekend").is_some() && ABSOLUTE_AFTER.is_match(&text[range.end..]);
+        if written_out {
+            continue;
+        }
         let meaning = if overlaps(&quotations, &range) {
             Err("inside a quotation: the words as said")
+        } else if is_tensed(&caps) {
+            match tensed_meaning(&caps, date, tense_of(&clause_around(text, &range))) {
+                Some(meaning) => meaning,
+                // Neither past nor ahead: a schedule ("standup is on Monday"), not a date.
+                None => continue,
+            }
         } else {
             meaning_of(&caps, date, || sentence_around(text, &range))
         };
@@ -561,6 +580,129 @@ fn meaning_of(
         });
     }
     Err("not a date")
+}
+
+/// Whether the phrase names a day or weekend with no "last" or "next", so that only the
+/// clause's tense says which: "on Monday", "over the weekend".
+fn is_tensed(caps: &Captures<'_>) -> bool {
+    ["past_weekend", "the_weekend", "bare_weekday"]
+        .iter()
+        .any(|name| caps.name(name).is_some())
+}
+
+/// Which way a clause looks from the day it was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tense {
+    Past,
+    Ahead,
+    /// Present or none: a habit or a schedule.
+    Neither,
+}
+
+/// The tense of a clause: ahead when it says so ("will", "going to", "is due", "scheduled
+/// for"), past when it has a verb in the past ("we migrated", "it broke", "was
+/// down"; not a participle after "is" or a determiner: "the office is closed on Monday", "the
+/// automated report goes out on Monday"), else neither.
+fn tense_of(clause: &str) -> Tense {
+    const IRREGULAR: &[&str] = &[
+        "was", "were", "did", "didn't", "had", "went", "got", "came", "ran", "broke", "took",
+        "made", "saw", "found", "wrote", "sent", "left", "began", "spent", "lost", "fell", "threw",
+        "gave", "told", "said",
+    ];
+    const NOT_PAST: &[&str] = &[
+        "need", "feed", "seed", "speed", "embed", "proceed", "exceed", "succeed", "indeed",
+        "hundred", "red", "bed", "shed",
+    ];
+    // Only words that put it ahead: "starts on Monday" in the present is as often a schedule
+    // ("the sprint starts on Monday") as the coming one.
+    static FUTURE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)\b(?:will|shall|going\s+to|gonna|plan(?:ned|ning)?\s+to|due|set\s+to|scheduled\s+for|expected\s+to|about\s+to)\b|['’]ll\b",
+        )
+        .expect("a valid regex")
+    });
+    if FUTURE.is_match(clause) {
+        return Tense::Ahead;
+    }
+    let words: Vec<String> = clause
+        .split(|c: char| !c.is_alphabetic() && c != '\'' && c != '’')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase().replace('’', "'"))
+        .collect();
+    // After "is" a participle is a present state ("is closed on Monday"); after a determiner or
+    // a preposition it describes a noun ("the automated report", "with shared runners").
+    const NOT_A_VERB_AFTER: &[&str] = &[
+        "is", "are", "be", "being", "the", "a", "an", "our", "my", "your", "their", "its", "his",
+        "her", "this", "that", "these", "those", "some", "any", "every", "each", "no", "with",
+        "of", "for", "by", "in", "on", "at", "to", "from", "and", "or",
+    ];
+    let past = words.iter().enumerate().any(|(i, word)| {
+        let adjective = i
+            .checked_sub(1)
+            .is_some_and(|before| NOT_A_VERB_AFTER.contains(&words[before].as_str()));
+        IRREGULAR.contains(&word.as_str())
+            || (word.len() > 3
+                && word.ends_with("ed")
+                && !NOT_PAST.contains(&word.as_str())
+                && !adjective)
+    });
+    if past {
+        Tense::Past
+    } else {
+        Tense::Neither
+    }
+}
+
+/// "on Monday", "over the weekend", "this past weekend" read by the tense of their clause: in
+/// the past, the last one before the day of writing; ahead, the next one after it. Written on
+/// that weekday (or on a weekend), the same words name today or a week away, so they are left
+/// and named. `None`: neither tense, so no date at all.
+fn tensed_meaning(
+    caps: &Captures<'_>,
+    date: NaiveDate,
+    tense: Tense,
+) -> Option<std::result::Result<Meaning, &'static str>> {
+    let tense = if caps.name("past_weekend").is_some() {
+        Tense::Past
+    } else {
+        tense
+    };
+    let step: i64 = match tense {
+        Tense::Past => -1,
+        Tense::Ahead => 1,
+        Tense::Neither => return None,
+    };
+    let today = i64::from(date.weekday().num_days_from_monday());
+    let out = "out of the calendar";
+    if let Some(name) = caps.name("bare_weekday") {
+        let weekday = weekday_named(&name.as_str().to_lowercase())?;
+        let offset = i64::from(weekday.num_days_from_monday());
+        if offset == today {
+            return Some(Err("today or a week away"));
+        }
+        let days = if step < 0 {
+            -((today - offset).rem_euclid(7))
+        } else {
+            (offset - today).rem_euclid(7)
+        };
+        return Some(
+            shift_days(date, days)
+                .map(|date| Meaning::Day {
+                    date,
+                    weekday: true,
+                })
+                .ok_or(out),
+        );
+    }
+    if today >= 5 {
+        return Some(Err("this weekend or another"));
+    }
+    let monday = monday_of(date);
+    Some(
+        shift_days(monday, if step < 0 { -2 } else { 5 })
+            .map(Meaning::Weekend)
+            .ok_or(out),
+    )
 }
 
 /// "last/next/this" + a weekday, weekend, week, month, quarter or year.
@@ -785,6 +927,32 @@ fn sentence_around(text: &str, range: &Range<usize>) -> String {
         .map_or(text.len(), |at| range.end + at);
     text[start..end].to_owned()
 }
+
+/// The clause around `range`: its sentence cut at the joins between clauses (",", ";", " and ",
+/// " but "), so "we migrated on Monday and will verify on Friday" reads each day by its own
+/// verb.
+fn clause_around(text: &str, range: &Range<usize>) -> String {
+    static JOINS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)[,;:]\s|\s(?:and|but|so|then|while|whereas)\s").expect("a valid regex")
+    });
+    let sentence = sentence_around(text, range);
+    let start = text[..range.start]
+        .rfind(['.', '!', '?', '\n'])
+        .map_or(0, |at| at + 1);
+    let at = range.start - start;
+    let from = JOINS
+        .find_iter(&sentence[..at.min(sentence.len())])
+        .last()
+        .map_or(0, |join| join.end());
+    let to = JOINS
+        .find_at(&sentence, at.min(sentence.len()))
+        .map_or(sentence.len(), |join| join.start());
+    sentence[from..to.max(from)].to_owned()
+}
+
+/// After "the weekend": " of 2026-11-21", already a date.
+static ABSOLUTE_AFTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+of\s+\d{4}-\d{2}-\d{2}").expect("a valid regex"));
 
 /// Text between double quotes (`"…"` on one line, `“…”`): someone's words, kept as said.
 fn quotation_ranges(text: &str) -> Vec<Range<usize>> {
@@ -1164,6 +1332,81 @@ mod tests {
             rewritten("Camping next weekend.", "2026-11-29").text,
             "Camping the weekend of 2026-12-05."
         );
+    }
+
+    #[test]
+    fn a_day_or_weekend_with_no_last_or_next_is_read_by_its_tense() {
+        let wednesday = "2026-11-25";
+        let cases = [
+            (
+                "We migrated the database over the weekend.",
+                "We migrated the database over the weekend of 2026-11-21.",
+            ),
+            (
+                "The cluster was down this past weekend.",
+                "The cluster was down the weekend of 2026-11-21.",
+            ),
+            (
+                "We'll run the backfill over the weekend.",
+                "We'll run the backfill over the weekend of 2026-11-28.",
+            ),
+            (
+                "Deployed the fix on Monday.",
+                "Deployed the fix on 2026-11-23 (Monday).",
+            ),
+            (
+                "The freeze will start on Friday.",
+                "The freeze will start on 2026-11-27 (Friday).",
+            ),
+            (
+                "We migrated on Monday and will verify on Friday.",
+                "We migrated on 2026-11-23 (Monday) and will verify on 2026-11-27 (Friday).",
+            ),
+        ];
+        for (text, expected) in cases {
+            let rewrite = rewritten(text, wednesday);
+            assert_eq!(rewrite.text, expected, "{text:?}");
+            // Idempotent: what it wrote reads as no relative date.
+            let again = rewritten(&rewrite.text, wednesday);
+            assert_eq!(again.text, expected);
+            assert!(
+                again.replaced.is_empty() && again.left.is_empty(),
+                "{again:?}"
+            );
+        }
+        // Neither past nor ahead: a habit or a schedule, no date, nothing named.
+        for text in [
+            "Standup is on Monday.",
+            "We never deploy on the weekend.",
+            "The office is closed on Monday.",
+            "The automated report goes out on Monday.",
+            "The sprint starts on Monday.",
+            "Nightly builds with shared runners pause over the weekend.",
+        ] {
+            let rewrite = rewritten(text, wednesday);
+            assert_eq!(rewrite.text, text);
+            assert!(rewrite.left.is_empty(), "{text:?}: {:?}", rewrite.left);
+        }
+        // The same weekday, or a weekend: today, or a week away?
+        let cases = [
+            (
+                wednesday,
+                "Shipped on Wednesday.",
+                "on Wednesday",
+                "today or a week away",
+            ),
+            (
+                "2026-11-28",
+                "We migrated over the weekend.",
+                "the weekend",
+                "this weekend or another",
+            ),
+        ];
+        for (day, text, phrase, why) in cases {
+            let rewrite = rewritten(text, day);
+            assert_eq!(rewrite.text, text);
+            assert_eq!(rewrite.left, [(phrase.to_owned(), why)], "{text:?}");
+        }
     }
 
     #[test]
