@@ -9,8 +9,8 @@ pub(super) const DISCOURSE: &[&str] = &[
     "ok so", "okay so", "ok", "okay", "oh and", "oh also", "oh", "hmm", "hmmm", "hm", "um", "uh",
     "hey", "hi", "hello", "so", "also",
     "and", "but", "btw", "by the way", "one more thing", "one thing", "sounds good", "great",
-    "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "right,", "well",
-    "please",
+    "perfect", "nice", "thanks", "thank you", "cool", "alright", "all right", "right,", "no,",
+    "well", "please",
     "pls", "plz", "kindly", "actually", "yes", "yeah",
     "yep", "got it", "understood", "important", "just", "around here", "here", "in this repo",
     "in this repository", "in this project", "in this codebase", "in this team", "in our team",
@@ -162,8 +162,8 @@ pub(super) const WORK: &[&str] = &[
 
 /// After "I'm": what the speaker knows or does not.
 pub(super) const BACKGROUNDS: &[&str] = &[
-    "new to", "familiar with", "very familiar with", "not familiar with", "unfamiliar with",
-    "an expert in", "experienced with", "experienced in", "comfortable with", "fluent in",
+    "new to", "new here", "familiar with", "very familiar with", "not familiar with",
+    "unfamiliar with", "an expert in", "experienced with", "experienced in", "comfortable with", "fluent in",
     "proficient in",
 ];
 

@@ -68,12 +68,13 @@ pub struct Statement {
 /// Statements in `prompt` (one user message's prose).
 pub fn statements(prompt: &str) -> Vec<Statement> {
     let mut found: Vec<Statement> = Vec::new();
-    let mut keep = |statement: Option<Statement>| {
-        if let Some(statement) = statement {
-            if !found.iter().any(|f| f.text == statement.text) {
-                found.push(statement);
-            }
+    // Whether a new statement was kept.
+    let keep = |found: &mut Vec<Statement>, statement: Option<Statement>| match statement {
+        Some(statement) if !found.iter().any(|f| f.text == statement.text) => {
+            found.push(statement);
+            true
         }
+        _ => false,
     };
     // The sentence before, for a request that points back at it ("… Remember that.").
     let mut previous: Option<String> = None;
@@ -92,14 +93,30 @@ pub fn statements(prompt: &str) -> Vec<Statement> {
         } else {
             None
         };
+        // The statement the sentence before made, which a fragment after it may complete.
+        let mut open: Option<usize> = None;
         for (at, sentence) in said.iter().enumerate() {
             // "DoorController still uses coroutines. can you move it to UniTask?": what is
             // described to be changed is the work at hand, not a fact to keep.
             let changed_next = said[at + 1..].iter().any(|later| asks_to_change_it(later));
-            match points_back(sentence) {
-                Some(Back::Previous) => keep(previous.as_deref().and_then(kept_statement)),
-                Some(Back::Within(head)) => keep(kept_statement(head)),
-                None => keep(classify(sentence, !changed_next)),
+            let kept = match points_back(sentence) {
+                Some(Back::Previous) => {
+                    keep(&mut found, previous.as_deref().and_then(kept_statement))
+                }
+                Some(Back::Within(head)) => keep(&mut found, kept_statement(head)),
+                None => keep(&mut found, classify(sentence, !changed_next)),
+            };
+            if kept {
+                open = Some(found.len() - 1);
+            } else if let Some(statement) = open.and_then(|i| found.get_mut(i)) {
+                if completes(sentence) {
+                    *statement = Statement::new(
+                        statement.memory_type,
+                        format!("{}. {}", statement.text, capitalize(sentence)),
+                    );
+                } else {
+                    open = None;
+                }
             }
             previous = Some(sentence.clone());
         }
@@ -113,25 +130,39 @@ pub fn statements(prompt: &str) -> Vec<Statement> {
         match list_introduction(&introduction) {
             Some(Trigger::Request) => {
                 for item in &line.items {
-                    keep(kept_statement(bare_item(item)));
+                    keep(&mut found, kept_statement(bare_item(item)));
                 }
             }
             Some(Trigger::Standing) => {
                 for item in &line.items {
-                    keep(standing_rule(bare_item(item)));
+                    keep(&mut found, standing_rule(bare_item(item)));
                 }
             }
             _ => {
-                keep(classify(&introduction, true));
+                keep(&mut found, classify(&introduction, true));
                 for item in &line.items {
                     for sentence in sentences(item) {
-                        keep(classify(&sentence, true));
+                        keep(&mut found, classify(&sentence, true));
                     }
                 }
             }
         }
     }
     found
+}
+
+/// Whether `sentence` completes the statement before it rather than saying something of its
+/// own: a fragment with no verb and with content ("grpc codegen is checked in. buf generate,
+/// not protoc"; "stop putting emoji in commits. plain conventional commits please") — not a
+/// question, not pasted, not thanks.
+fn completes(sentence: &str) -> bool {
+    let (lead, _) = lead_of(sentence);
+    let lead_words = words(lead);
+    !sentence.ends_with('?')
+        && !pasted::is_pasted_line(sentence)
+        && !has_finite_verb(&lead_words)
+        && content_count(&lead_words) >= 2
+        && !lead_words.iter().any(|w| CHATTER.contains(&w.as_str()))
 }
 
 /// Where a request that points back finds its statement.
@@ -520,8 +551,10 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
         .take_while(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) != verb)
         .collect::<Vec<_>>()
         .join(" ");
-    let interrupted =
-        before_verb.contains([',', ':', ';', '(', '—', '`']) || before_verb.contains(" - ");
+    // A sentence opening with quoted text quotes an error or code, not a subject.
+    let interrupted = before_verb.contains([',', ':', ';', '(', '—'])
+        || before_verb.contains(" - ")
+        || lead.starts_with(['`', '"', '\'']);
     // "my timezone", "my editor"; "my branch", "my code" are the work at hand.
     let standing_attribute = subject.memory_type != MemoryType::User
         || words_of_subject
@@ -624,6 +657,10 @@ fn fact_subject(words: &[String]) -> Option<FactSubject> {
             "the" => (MemoryType::Project, 2, false),
             _ => (MemoryType::Project, 1, false),
         },
+        // "the monorepo", "the library": the whole of what is built, as "our" is.
+        "the" if PROJECT_SCOPE.contains(&at(1)) || BUILT.contains(&at(1)) => {
+            (MemoryType::Project, 1, false)
+        }
         "the" => (MemoryType::Project, 1, true),
         // A name or a bare noun: not a pronoun, a pointer, a number, a contraction ("let's"),
         // a verb or a word of grammar. A word followed by a determiner is a verb ("refactor the
@@ -679,7 +716,9 @@ fn fact_verb(words: &[String], subject_start: usize) -> Option<(usize, &str)> {
             let plural = third_person(head)
                 || (head.len() == 3 && head.ends_with('s'))
                 || subject.iter().any(|w| w == "and");
-            if plural != third_person(word) {
+            // A third person agrees with any head ("Postgres goes through PgBouncer" names one
+            // thing with an s); a base form only with many ("python read csv" is a search).
+            if third_person(word) || plural {
                 return Some((i, word));
             }
             continue;
@@ -1183,7 +1222,14 @@ fn conditional_rule(lead: &str, lead_words: &[String]) -> Option<Statement> {
     {
         return None;
     }
-    let (_, main) = lead.split_once(", ")?;
+    // "when you write SQL migrations always include a down migration": the rule's marker
+    // stands for the comma.
+    let main = match lead.split_once(", ") {
+        Some((_, main)) => main,
+        None => [" always ", " never ", " don't "]
+            .iter()
+            .find_map(|marker| lead.find(marker).map(|at| &lead[at + 1..]))?,
+    };
     let (main, _) = lead_of(main);
     let main_words = words(main);
     let ruled = rule_of(main, &main_words, true).is_some()
@@ -1885,6 +1931,22 @@ mod tests {
                 MemoryType::Feedback,
                 "No logging of request bodies, they hold card numbers".to_owned()
             )]
+        );
+        // A fragment after a statement completes it; a rule's marker stands for a comma.
+        assert_eq!(
+            kinds("the frontend is deployed with Vercel. one project per app, not a shared one"),
+            project("the frontend is deployed with Vercel. One project per app, not a shared one")
+        );
+        assert_eq!(
+            kinds("when you touch the schema always regenerate the types"),
+            [(
+                MemoryType::Feedback,
+                "When you touch the schema always regenerate the types".to_owned()
+            )]
+        );
+        assert_eq!(
+            kinds("the monorepo has four packages: api, web, admin and shared"),
+            project("the monorepo has four packages: api, web, admin and shared")
         );
         for prompt in [
             "there are 3 failing tests in the auth module",
