@@ -17,9 +17,9 @@
 //! week?), "next Tuesday" written on a Monday (tomorrow, or a week later?), "next weekend" on a
 //! weekday, "on Wednesday" written on a Wednesday and "over the weekend" written on one (today
 //! or a week away), "in 3 days" with nothing saying it is ahead ("fixed in 3 days" is a
-//! duration), and any phrase inside a quotation (the words as said). Spans are not dates and are not touched:
-//! "the last week", "every next month". Never rewritten: frontmatter other than `description`,
-//! code spans and fences, URLs, link targets, HTML tags.
+//! duration), and any phrase inside a quotation (the words as said). Spans are not dates and
+//! are not touched: "the last week", "every next month". Never rewritten: frontmatter other
+//! than `description`, code spans and fences, URLs, link targets, HTML tags.
 //!
 //! The rewrite is idempotent: nothing it writes reads as a relative date again.
 
@@ -600,9 +600,9 @@ enum Tense {
 }
 
 /// The tense of a clause: ahead when it says so ("will", "going to", "is due", "scheduled
-/// for"), past when it has a verb in the past ("we migrated", "it broke", "was
-/// down"; not a participle after "is" or a determiner: "the office is closed on Monday", "the
-/// automated report goes out on Monday"), else neither.
+/// for"), past when it has a verb in the past ("we migrated", "it broke", "was down"; not a
+/// participle after "is" or a determiner: "the office is closed on Monday", "the automated
+/// report goes out on Monday"), else neither.
 fn tense_of(clause: &str) -> Tense {
     const IRREGULAR: &[&str] = &[
         "was", "were", "did", "didn't", "had", "went", "got", "came", "ran", "broke", "took",
