@@ -163,7 +163,8 @@ pub(super) const WORK: &[&str] = &[
 /// After "I'm": what the speaker knows or does not.
 pub(super) const BACKGROUNDS: &[&str] = &[
     "new to", "new here", "familiar with", "very familiar with", "not familiar with",
-    "unfamiliar with", "an expert in", "experienced with", "experienced in", "comfortable with", "fluent in",
+    "unfamiliar with", "an expert in", "experienced with", "experienced in", "comfortable with",
+    "fluent in",
     "proficient in",
 ];
 
@@ -237,8 +238,8 @@ pub(super) const STANDING_VERBS: &[&str] = &[
     "point", "default", "sit", "come", "talk", "store", "own", "handle", "contain", "hold",
     "include", "cover", "expire", "rotate", "deploy", "ship", "map", "follow", "mean", "cost",
     "accept", "allow", "target", "publish", "sync", "route", "run", "host", "serve", "speak",
-    "cap", "limit", "mirror", "wrap", "extend", "inherit", "read", "write",
-    "send", "receive", "expose", "share", "release", "land", "call",
+    "cap", "limit", "mirror", "wrap", "extend", "inherit", "read", "write", "send", "receive",
+    "expose", "share", "release", "land", "call",
 ];
 
 /// Verbs that report what was seen rather than how things stand: "every request times out",
@@ -258,9 +259,9 @@ pub(super) const STATES: &[&str] = &[
     "busy", "dead", "back", "unreachable", "unavailable", "blocked", "flaky", "fine", "ok",
     "okay", "good", "bad", "better", "worse", "messy", "mess", "confusing", "annoying", "huge",
     "correct", "right", "close", "almost", "nearly", "finished", "up", "changed", "updated",
-    "deleted", "removed", "reverted", "renamed", "moved", "failed", "crashed", "gone", "full",
+    "deleted", "removed", "reverted", "renamed", "moved", "failed", "crashed", "full",
     "late", "early", "over", "cleaner", "nicer", "faster", "slower", "simpler", "clearer",
-    "similar", "same", "there", "here", "still", "again", "weird", "interesting", "great",
+    "similar", "same", "there", "here", "still", "again", "interesting", "great",
     "awesome", "terrible", "awful", "nice", "cool", "fun", "hard", "easy", "tricky", "tired",
     "sorry", "sure", "not", "like", "too", "already", "much", "way", "pretty", "super", "kinda",
 ];
@@ -287,12 +288,11 @@ pub(super) const TROUBLES: &[&str] = &[
     "result", "results", "fix", "crash", "failure", "failures", "exception", "warning",
     "warnings", "variable", "value", "line", "function", "method", "call", "request", "requests",
     "response", "query", "change", "changes", "commit", "pr", "diff", "patch", "page", "button",
-    "component", "screen",
-    "form", "field", "loop", "job", "step", "thing", "things", "stuff", "question", "answer",
-    "plan", "idea", "goal", "guess", "point", "reason", "approach", "option", "solution", "way",
-    "trick", "deadline", "task", "ticket", "meeting", "demo", "mistake", "fault", "concern",
-    "worry", "understanding", "take", "feeling", "hunch", "theory", "hope", "suggestion",
-    "proposal", "attempt", "draft", "copy", "message", "messages",
+    "component", "screen", "form", "field", "loop", "job", "step", "thing", "things", "stuff",
+    "question", "answer", "plan", "idea", "goal", "guess", "point", "reason", "approach",
+    "option", "solution", "way", "trick", "deadline", "task", "ticket", "meeting", "demo",
+    "mistake", "fault", "concern", "worry", "understanding", "take", "feeling", "hunch", "theory",
+    "hope", "suggestion", "proposal", "attempt", "draft", "copy", "message", "messages",
 ];
 
 /// What "my …" may name that is the speaker's standing attribute: "my timezone is CET", "my
