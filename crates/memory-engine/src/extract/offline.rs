@@ -544,8 +544,8 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
             .iter()
             .enumerate()
             .any(|(at, w)| of_the_moment(at, w));
-    // "Lin says the event is in the bank", "sync for the payments app, …": the verb found is
-    // not the subject's when a clause, a pause or quoted code stands between them.
+    // "garbage-free target search for enemies, runs every tick": the verb found is not the
+    // subject's when a pause stands between them.
     let before_verb = lower
         .split_whitespace()
         .take_while(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) != verb)
@@ -587,6 +587,7 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
     ))
 }
 
+/// The `i`th word, or "" past the end.
 fn at_word(words: &[String], i: usize) -> &str {
     words.get(i).map(String::as_str).unwrap_or("")
 }
