@@ -920,12 +920,17 @@ fn role_of(text: &str, range: &Range<usize>) -> Option<Role> {
 
 /// The sentence holding `range` (on its line), for the words that tell a date from a duration.
 fn sentence_around(text: &str, range: &Range<usize>) -> String {
+    text[sentence_range(text, range)].to_owned()
+}
+
+/// Where the sentence holding `range` (on its line) starts and ends in `text`.
+fn sentence_range(text: &str, range: &Range<usize>) -> Range<usize> {
     let is_end = |c: char| matches!(c, '.' | '!' | '?' | '\n');
     let start = text[..range.start].rfind(is_end).map_or(0, |at| at + 1);
     let end = text[range.end..]
         .find(is_end)
         .map_or(text.len(), |at| range.end + at);
-    text[start..end].to_owned()
+    start..end
 }
 
 /// The clause around `range`: its sentence cut at the joins between clauses (",", ";", " and ",
@@ -935,17 +940,15 @@ fn clause_around(text: &str, range: &Range<usize>) -> String {
     static JOINS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?i)[,;:]\s|\s(?:and|but|so|then|while|whereas)\s").expect("a valid regex")
     });
-    let sentence = sentence_around(text, range);
-    let start = text[..range.start]
-        .rfind(['.', '!', '?', '\n'])
-        .map_or(0, |at| at + 1);
-    let at = range.start - start;
+    let sentence_at = sentence_range(text, range);
+    let sentence = &text[sentence_at.clone()];
+    let at = range.start - sentence_at.start;
     let from = JOINS
-        .find_iter(&sentence[..at.min(sentence.len())])
+        .find_iter(&sentence[..at])
         .last()
         .map_or(0, |join| join.end());
     let to = JOINS
-        .find_at(&sentence, at.min(sentence.len()))
+        .find_at(sentence, at)
         .map_or(sentence.len(), |join| join.start());
     sentence[from..to.max(from)].to_owned()
 }
