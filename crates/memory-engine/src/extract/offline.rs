@@ -581,10 +581,7 @@ fn standing_fact(lead: &str, lead_words: &[String]) -> Option<Statement> {
     {
         return None;
     }
-    Some(statement(
-        subject.memory_type,
-        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-    ))
+    Some(whole_sentence(subject.memory_type, lead))
 }
 
 /// The `i`th word, or "" past the end.
@@ -630,12 +627,7 @@ fn what_there_is(lead: &str, lead_words: &[String]) -> Option<Statement> {
     let troubled = lead_words[what..]
         .iter()
         .any(|w| TROUBLES.contains(&w.as_str()) || STATES.contains(&w.as_str()));
-    (counted && !troubled).then(|| {
-        statement(
-            MemoryType::Project,
-            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-        )
-    })
+    (counted && !troubled).then(|| whole_sentence(MemoryType::Project, lead))
 }
 
 /// Whose a standing fact is and where its subject starts.
@@ -834,12 +826,7 @@ fn speakers_tools(lead: &str, lead_words: &[String]) -> Option<Statement> {
             .is_some_and(char::is_uppercase),
         _ => false,
     };
-    tools.then(|| {
-        statement(
-            MemoryType::User,
-            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-        )
-    })
+    tools.then(|| whole_sentence(MemoryType::User, lead))
 }
 
 /// A measured amount: "200k", "95%", "3.2s", "1500ms".
@@ -1201,10 +1188,7 @@ fn rule_of(lead: &str, lead_words: &[String], antecedent: bool) -> Option<Statem
     if !imperative || pointed || about_now(lead_words, true) {
         return None;
     }
-    Some(statement(
-        MemoryType::Feedback,
-        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-    ))
+    Some(whole_sentence(MemoryType::Feedback, lead))
 }
 
 /// A rule under a condition: "when a test is flaky, never just retry it".
@@ -1241,10 +1225,7 @@ fn conditional_rule(lead: &str, lead_words: &[String]) -> Option<Statement> {
     if !ruled {
         return None;
     }
-    Some(statement(
-        MemoryType::Feedback,
-        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-    ))
+    Some(whole_sentence(MemoryType::Feedback, lead))
 }
 
 /// The speaker's standing preference: "I prefer …", "I'd rather …", "I hate it when …" — not a
@@ -1277,22 +1258,14 @@ fn preference(lead: &str, lead_words: &[String]) -> Option<Statement> {
     if chosen || content_count(&object) == 0 || about_now(lead_words, false) {
         return None;
     }
-    Some(statement(
-        MemoryType::User,
-        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-    ))
+    Some(whole_sentence(MemoryType::User, lead))
 }
 
 /// Who the speaker is: a role ("I'm the backend lead", "I'm a data scientist"), a team ("I'm on
 /// the platform team"), what they work on or know ("I work on …", "I'm new to Rust").
 fn role(lead: &str, lead_words: &[String]) -> Option<Statement> {
     let lower = lead.to_ascii_lowercase();
-    let keep = || {
-        Some(statement(
-            MemoryType::User,
-            capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-        ))
-    };
+    let keep = || Some(whole_sentence(MemoryType::User, lead));
     if about_now(lead_words, false) {
         return None;
     }
@@ -1431,10 +1404,7 @@ fn team_habit(lead: &str, lead_words: &[String]) -> Option<Statement> {
     if !present || pointed || about_now(lead_words, false) {
         return None;
     }
-    Some(statement(
-        MemoryType::Project,
-        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
-    ))
+    Some(whole_sentence(MemoryType::Project, lead))
 }
 
 /// A hypothetical or counterfactual: nothing in it is so.
@@ -1594,6 +1564,14 @@ fn content_count(words: &[String]) -> usize {
         .iter()
         .filter(|w| w.chars().any(char::is_alphanumeric) && !FUNCTION_WORDS.contains(&w.as_str()))
         .count()
+}
+
+/// A statement of the whole of `lead`, as the user put it.
+fn whole_sentence(memory_type: MemoryType, lead: &str) -> Statement {
+    statement(
+        memory_type,
+        capitalize(lead.trim_end_matches(['?', '.', '!', ':'])),
+    )
 }
 
 fn statement(memory_type: MemoryType, text: String) -> Statement {
